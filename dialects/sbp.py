@@ -1,0 +1,456 @@
+"""Attributes and types of the `sbp` dialect (SPEC §2.2, §2.3, §2.5).
+
+An SBP entry says how one mesh axis holds a global tensor: split along a tensor axis
+(`S(k)`), broadcast (`B`) or partial (`P`, `P(max)`, `P(min)`). An ND-SBP holds one entry per
+placement-hierarchy axis. `!sbp.tensor` is a global tensor type: logical shape, element type,
+placement symbol, optional ND-SBP (absent = to be inferred) and optional local storage layout.
+`#sbp.sig` is an op's signature: one ND-SBP per operand and per result (`?` = unconstrained in
+hints).
+
+The ops (and the `Dialect` object) live in `dialects/sbp_ops.py`.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Sequence
+from enum import StrEnum
+from functools import cache
+from typing import ClassVar
+
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    BFloat16Type,
+    Float16Type,
+    Float32Type,
+    IntAttr,
+    IntegerType,
+    NoneAttr,
+    StringAttr,
+    SymbolRefAttr,
+)
+from xdsl.ir import Attribute, ParametrizedAttribute, TypeAttribute
+from xdsl.irdl import irdl_attr_definition
+from xdsl.parser import AttrParser
+from xdsl.printer import Printer
+from xdsl.utils.exceptions import VerifyException
+
+from dialects.layout import LayoutAttr
+
+# ---------------------------------------------------------------------------
+# SBP entries
+# ---------------------------------------------------------------------------
+
+
+class ReduceKind(StrEnum):
+    """How the pieces of a partial tensor combine."""
+
+    SUM = "sum"
+    MAX = "max"
+    MIN = "min"
+
+
+class SbpAttr(ParametrizedAttribute, abc.ABC):
+    """One mesh axis's distribution of a tensor: S(k), B or P(kind)."""
+
+    @abc.abstractmethod
+    def short_str(self) -> str: ...
+
+
+@irdl_attr_definition
+class SplitAttr(SbpAttr):
+    """`S(k)`: each rank along the mesh axis holds a slice of tensor axis k."""
+
+    name = "sbp.S"
+    axis: IntAttr
+
+    def __init__(self, axis: int | IntAttr):
+        super().__init__(IntAttr(axis) if isinstance(axis, int) else axis)
+
+    @property
+    def dim(self) -> int:
+        return self.axis.data
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        with parser.in_angle_brackets():
+            return (IntAttr(parser.parse_integer(allow_boolean=False, allow_negative=False)),)
+
+    def print_parameters(self, printer: Printer) -> None:
+        with printer.in_angle_brackets():
+            printer.print_int(self.axis.data)
+
+    def short_str(self) -> str:
+        return f"S({self.axis.data})"
+
+
+@irdl_attr_definition
+class BroadcastAttr(SbpAttr):
+    """`B`: every rank along the mesh axis holds the whole tensor."""
+
+    name = "sbp.B"
+
+    def short_str(self) -> str:
+        return "B"
+
+
+@irdl_attr_definition
+class PartialAttr(SbpAttr):
+    """`P(kind)`: the tensor is the elementwise `kind`-reduction of the ranks' pieces."""
+
+    name = "sbp.P"
+    kind: StringAttr
+
+    def __init__(self, kind: ReduceKind | str = ReduceKind.SUM):
+        super().__init__(StringAttr(str(kind)))
+
+    @property
+    def reduce_kind(self) -> ReduceKind:
+        return ReduceKind(self.kind.data)
+
+    def verify(self) -> None:
+        if self.kind.data not in tuple(ReduceKind):
+            raise VerifyException(f"partial kind must be sum, max or min, got '{self.kind.data}'")
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        with parser.in_angle_brackets():
+            kind = parser.parse_keyword_in(tuple(ReduceKind), " (partial kind sum, max or min)")
+        return (StringAttr(kind),)
+
+    def print_parameters(self, printer: Printer) -> None:
+        with printer.in_angle_brackets():
+            printer.print_string(self.kind.data)
+
+    def short_str(self) -> str:
+        return "P" if self.kind.data == ReduceKind.SUM else f"P({self.kind.data})"
+
+
+# Attribute construction runs the verifier (~10 µs); SBP entries are few, so share them.
+@cache
+def split(axis: int) -> SplitAttr:
+    return SplitAttr(axis)
+
+
+BROADCAST = BroadcastAttr()
+
+
+@cache
+def partial(kind: ReduceKind | str = ReduceKind.SUM) -> PartialAttr:
+    return PartialAttr(kind)
+
+
+def parse_sbp_entry(parser: AttrParser) -> SbpAttr:
+    """Parse `S(k)`, `B`, `P`, `P(sum|max|min)`, or a full `#sbp.*` attribute."""
+    start = parser.pos
+    keyword = parser.parse_optional_keyword_in(("S", "B", "P"))
+    if keyword == "B":
+        return BROADCAST
+    if keyword == "S":
+        parser.parse_punctuation("(", " after S (write S(k) with k the split tensor axis)")
+        axis = parser.parse_integer(allow_boolean=False, allow_negative=False, context_msg=" (split axis)")
+        parser.parse_punctuation(")")
+        return split(axis)
+    if keyword == "P":
+        if parser.parse_optional_punctuation("(") is None:
+            return partial(ReduceKind.SUM)
+        kind = parser.parse_keyword_in(tuple(ReduceKind), " (partial kind sum, max or min)")
+        parser.parse_punctuation(")")
+        return partial(kind)
+    attr = parser.parse_optional_attribute()
+    if not isinstance(attr, SbpAttr):
+        parser.raise_error("expected an SBP entry: S(k), B, P, P(max) or P(min)", start, parser.pos)
+    return attr
+
+
+# ---------------------------------------------------------------------------
+# ND-SBP
+# ---------------------------------------------------------------------------
+
+
+@irdl_attr_definition
+class NdSbpAttr(ParametrizedAttribute):
+    """One SBP entry per placement-hierarchy axis: `#sbp.nd<[S(0), B]>`."""
+
+    name = "sbp.nd"
+    sbps: ArrayAttr[SbpAttr]
+
+    def __init__(self, sbps: Sequence[SbpAttr] | ArrayAttr[SbpAttr]):
+        super().__init__(sbps if isinstance(sbps, ArrayAttr) else ArrayAttr(sbps))
+
+    def __len__(self) -> int:
+        return len(self.sbps.data)
+
+    def __iter__(self):
+        return iter(self.sbps.data)
+
+    def __getitem__(self, i: int) -> SbpAttr:
+        return self.sbps.data[i]
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        with parser.in_angle_brackets():
+            return (parse_nd_sbp(parser).sbps,)
+
+    def print_parameters(self, printer: Printer) -> None:
+        with printer.in_angle_brackets():
+            printer.print_string(self.short_str())
+
+    def short_str(self) -> str:
+        return "[" + ", ".join(s.short_str() for s in self.sbps.data) + "]"
+
+
+@cache
+def nd_sbp(*entries: SbpAttr) -> NdSbpAttr:
+    return NdSbpAttr(entries)
+
+
+def parse_nd_sbp(parser: AttrParser) -> NdSbpAttr:
+    """Parse `[entry, ...]` (at least one entry)."""
+    start = parser.pos
+    entries = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, lambda: parse_sbp_entry(parser))
+    if not entries:
+        parser.raise_error("an ND-SBP needs one entry per placement hierarchy axis, got []", start, parser.pos)
+    return nd_sbp(*entries)
+
+
+def parse_sbp_text(text: str) -> NdSbpAttr:
+    """Parse `[S(0), B]` (or `S(0)` for 1-D) from a string; used by tools and tests."""
+    from xdsl.context import Context
+    from xdsl.parser import Parser
+
+    parser = Parser(Context(), text.strip() if text.strip().startswith("[") else f"[{text.strip()}]")
+    result = parse_nd_sbp(parser)
+    if parser.pos < len(parser.lexer.input.content):
+        parser.raise_error("unexpected text after the ND-SBP")
+    return result
+
+
+# ---------------------------------------------------------------------------
+# Global tensor type
+# ---------------------------------------------------------------------------
+
+ELEMENT_TYPE_NAMES: dict[Attribute, str] = {
+    Float32Type(): "f32",
+    Float16Type(): "f16",
+    BFloat16Type(): "bf16",
+    IntegerType(16): "i16",
+    IntegerType(32): "i32",
+    IntegerType(64): "i64",
+}
+
+
+@irdl_attr_definition
+class GlobalTensorType(ParametrizedAttribute, TypeAttribute):
+    """`!sbp.tensor<4x8xf32, @p[, [S(0), B]][, layout = #sbp.layout<...>]>`."""
+
+    name = "sbp.tensor"
+    shape: ArrayAttr[IntAttr]
+    element_type: Attribute
+    placement: SymbolRefAttr
+    sbp: NdSbpAttr | NoneAttr
+    layout: LayoutAttr | NoneAttr
+
+    _NONE: ClassVar[NoneAttr] = NoneAttr()
+
+    def __init__(
+        self,
+        shape: Sequence[int] | ArrayAttr[IntAttr],
+        element_type: Attribute,
+        placement: str | SymbolRefAttr,
+        sbp: NdSbpAttr | Sequence[SbpAttr] | NoneAttr | None = None,
+        layout: LayoutAttr | NoneAttr | None = None,
+    ):
+        if not isinstance(shape, ArrayAttr):
+            shape = ArrayAttr(IntAttr(d) for d in shape)
+        if isinstance(placement, str):
+            placement = SymbolRefAttr(placement)
+        if sbp is None:
+            sbp = self._NONE
+        elif not isinstance(sbp, NdSbpAttr | NoneAttr):
+            sbp = nd_sbp(*sbp)
+        super().__init__(shape, element_type, placement, sbp, self._NONE if layout is None else layout)
+
+    # -- accessors ---------------------------------------------------------
+    def get_shape(self) -> tuple[int, ...]:
+        return tuple(d.data for d in self.shape.data)
+
+    @property
+    def rank(self) -> int:
+        return len(self.shape.data)
+
+    @property
+    def placement_name(self) -> str:
+        return self.placement.root_reference.data
+
+    @property
+    def nd_sbp(self) -> NdSbpAttr | None:
+        return self.sbp if isinstance(self.sbp, NdSbpAttr) else None
+
+    @property
+    def local_layout(self) -> LayoutAttr | None:
+        return self.layout if isinstance(self.layout, LayoutAttr) else None
+
+    def element_count(self) -> int:
+        n = 1
+        for d in self.get_shape():
+            n *= d
+        return n
+
+    def with_sbp(self, sbp: NdSbpAttr | None) -> GlobalTensorType:
+        return GlobalTensorType(self.shape, self.element_type, self.placement, sbp, self.layout)
+
+    def describe(self) -> str:
+        """DTensor-style `f32[4,4][S(0)] @p`, used in diagnostics."""
+        elt = ELEMENT_TYPE_NAMES.get(self.element_type, str(self.element_type))
+        dims = ",".join(str(d) for d in self.get_shape())
+        sbp = self.sbp.short_str() if isinstance(self.sbp, NdSbpAttr) else "[?]"
+        return f"{elt}[{dims}]{sbp} @{self.placement_name}"
+
+    # -- verification ------------------------------------------------------
+    def verify(self) -> None:
+        if (problem := self.problem()) is not None:
+            raise VerifyException(problem)
+
+    def problem(self) -> str | None:
+        """What is wrong with this type on its own (placement-independent checks)."""
+        return type_problem(self.get_shape(), self.element_type, self.placement, self.sbp, self.layout)
+
+    # -- syntax ------------------------------------------------------------
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        start = parser.pos
+        parser.parse_punctuation("<")
+        dims_start = parser.pos
+        dims = parser.parse_dimension_list()
+        if dims:
+            parser.parse_shape_delimiter()
+        if any(d < 0 for d in dims):
+            parser.raise_error("!sbp.tensor dimensions must be static", dims_start, parser.pos)
+        elt_start = parser.pos
+        element_type = parser.parse_type()
+        if element_type not in ELEMENT_TYPE_NAMES:
+            allowed = ", ".join(ELEMENT_TYPE_NAMES.values())
+            parser.raise_error(f"element type must be one of {allowed}", elt_start, parser.pos)
+        parser.parse_punctuation(",", " before the placement symbol")
+        placement = parser.parse_symbol_name()
+        sbp: Attribute = cls._NONE
+        layout: Attribute = cls._NONE
+        while parser.parse_optional_punctuation(",") is not None:
+            if parser.parse_optional_keyword("layout") is not None:
+                parser.parse_punctuation("=")
+                layout_start = parser.pos
+                layout = parser.parse_attribute()
+                if not isinstance(layout, LayoutAttr):
+                    parser.raise_error("expected #sbp.layout<...>", layout_start, parser.pos)
+            elif isinstance(sbp, NoneAttr) and isinstance(layout, NoneAttr):
+                sbp = parse_nd_sbp(parser)
+            else:
+                parser.raise_error("expected `layout = #sbp.layout<...>` or `>`")
+        parser.parse_punctuation(">")
+        params = (ArrayAttr(IntAttr(d) for d in dims), element_type, SymbolRefAttr(placement), sbp, layout)
+        problem = type_problem(tuple(dims), element_type, SymbolRefAttr(placement), sbp, layout)
+        if problem is not None:
+            parser.raise_error(problem, start, parser.pos)
+        return params
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string("<")
+        for d in self.get_shape():
+            printer.print_string(f"{d}x")
+        printer.print_attribute(self.element_type)
+        printer.print_string(f", @{self.placement_name}")
+        if isinstance(self.sbp, NdSbpAttr):
+            printer.print_string(", " + self.sbp.short_str())
+        if isinstance(self.layout, LayoutAttr):
+            printer.print_string(", layout = ")
+            printer.print_attribute(self.layout)
+        printer.print_string(">")
+
+
+def type_problem(
+    shape: tuple[int, ...], element_type: Attribute, placement: SymbolRefAttr, sbp: Attribute, layout: Attribute
+) -> str | None:
+    """Placement-independent problems of `!sbp.tensor` parameters (None if fine)."""
+    if any(d < 0 for d in shape):
+        return f"!sbp.tensor dimensions must be static and non-negative, got {list(shape)}"
+    if element_type not in ELEMENT_TYPE_NAMES:
+        allowed = ", ".join(ELEMENT_TYPE_NAMES.values())
+        return f"!sbp.tensor element type must be one of {allowed}, got {element_type}"
+    if placement.nested_references.data:
+        return "!sbp.tensor placement must be a flat symbol such as @p"
+    if isinstance(sbp, NdSbpAttr):
+        for entry in sbp:
+            if not isinstance(entry, SplitAttr):
+                continue
+            if not shape:
+                return f"a 0-d tensor cannot be split: {sbp.short_str()}"
+            if entry.dim >= len(shape):
+                return f"split axis {entry.dim} out of range for a rank-{len(shape)} tensor in {sbp.short_str()}"
+    if isinstance(layout, LayoutAttr) and layout.layout.rank != len(shape):
+        return f"layout {layout.layout} has {layout.layout.rank} modes for a rank-{len(shape)} tensor"
+    return None
+
+
+# ---------------------------------------------------------------------------
+# Signatures and hints
+# ---------------------------------------------------------------------------
+
+
+@irdl_attr_definition
+class SignatureAttr(ParametrizedAttribute):
+    """`#sbp.sig<[S(0)], [B] -> [S(0)]>`: one ND-SBP per operand, `->`, one per result.
+
+    In a hint (`sbp.hint`) an entry may be `?`, stored as `NoneAttr`, meaning unconstrained.
+    """
+
+    name = "sbp.sig"
+    inputs: ArrayAttr[NdSbpAttr | NoneAttr]
+    outputs: ArrayAttr[NdSbpAttr | NoneAttr]
+
+    def __init__(
+        self,
+        inputs: Sequence[NdSbpAttr | NoneAttr | None],
+        outputs: Sequence[NdSbpAttr | NoneAttr | None],
+    ):
+        none = NoneAttr()
+        super().__init__(
+            ArrayAttr(none if x is None else x for x in inputs),
+            ArrayAttr(none if x is None else x for x in outputs),
+        )
+
+    @staticmethod
+    def _parse_entry(parser: AttrParser) -> NdSbpAttr | NoneAttr:
+        if parser.parse_optional_punctuation("?") is not None:
+            return NoneAttr()
+        return parse_nd_sbp(parser)
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        def entries(until: str) -> list[NdSbpAttr | NoneAttr]:
+            found: list[NdSbpAttr | NoneAttr] = []
+            if parser.parse_optional_punctuation(until) is not None:  # type: ignore[arg-type]
+                return found
+            found.append(cls._parse_entry(parser))
+            while parser.parse_optional_punctuation(",") is not None:
+                found.append(cls._parse_entry(parser))
+            parser.parse_punctuation(until, " in #sbp.sig<inputs -> outputs>")  # type: ignore[arg-type]
+            return found
+
+        parser.parse_punctuation("<")
+        ins = entries("->")
+        outs = entries(">")
+        return (ArrayAttr(ins), ArrayAttr(outs))
+
+    def print_parameters(self, printer: Printer) -> None:
+        def text(entries: ArrayAttr[NdSbpAttr | NoneAttr]) -> str:
+            return ", ".join(e.short_str() if isinstance(e, NdSbpAttr) else "?" for e in entries.data)
+
+        ins, outs = text(self.inputs), text(self.outputs)
+        printer.print_string(f"<{ins}{' ' if ins else ''}-> {outs}>")
+
+    def short_str(self) -> str:
+        def text(entries: ArrayAttr[NdSbpAttr | NoneAttr]) -> str:
+            return ", ".join(e.short_str() if isinstance(e, NdSbpAttr) else "?" for e in entries.data)
+
+        return f"{text(self.inputs)} -> {text(self.outputs)}"

@@ -1,0 +1,68 @@
+"""Shape arithmetic of distributed tensors: numpy broadcasting and balanced splits.
+
+Pure Python, no IR. A tensor axis of extent n split over k ranks gives the first `n % k` ranks
+one more element than the others (OneFlow's balanced split). A tensor axis split on several mesh
+axes is split by mesh axis 0 first (major), then by the next, and so on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from dialects.sbp import NdSbpAttr
+
+
+def broadcast_shapes(a: Sequence[int], b: Sequence[int]) -> tuple[int, ...] | None:
+    """numpy's broadcast of two shapes, or None if they are incompatible."""
+    out: list[int] = []
+    for i in range(1, max(len(a), len(b)) + 1):
+        x = a[-i] if i <= len(a) else 1
+        y = b[-i] if i <= len(b) else 1
+        if x != y and 1 not in (x, y):
+            return None
+        out.append(y if x == 1 else x)
+    return tuple(reversed(out))
+
+
+def balanced_range(n: int, parts: int, index: int) -> tuple[int, int]:
+    """[start, stop) of piece `index` when n elements are split into `parts` balanced pieces."""
+    base, extra = divmod(n, parts)
+    start = index * base + min(index, extra)
+    return start, start + base + (1 if index < extra else 0)
+
+
+def split_axes(sbp: NdSbpAttr) -> dict[int, list[int]]:
+    """tensor axis -> mesh axes splitting it, mesh axis 0 first."""
+    from dialects.sbp import SplitAttr
+
+    found: dict[int, list[int]] = {}
+    for mesh_axis, entry in enumerate(sbp):
+        if isinstance(entry, SplitAttr):
+            found.setdefault(entry.dim, []).append(mesh_axis)
+    return found
+
+
+def local_slices(
+    shape: Sequence[int], sbp: NdSbpAttr, hierarchy: Sequence[int], coord: Sequence[int]
+) -> tuple[tuple[int, int], ...]:
+    """Per tensor axis, the [start, stop) held by the rank at mesh coordinate `coord`."""
+    bounds = [(0, d) for d in shape]
+    for axis, mesh_axes in split_axes(sbp).items():
+        start, stop = bounds[axis]
+        for m in mesh_axes:
+            lo, hi = balanced_range(stop - start, hierarchy[m], coord[m])
+            start, stop = start + lo, start + hi
+        bounds[axis] = (start, stop)
+    return tuple(bounds)
+
+
+def local_shape(shape: Sequence[int], sbp: NdSbpAttr, hierarchy: Sequence[int], coord: Sequence[int]) -> tuple[int, ...]:
+    """Shape of the shard held at mesh coordinate `coord`."""
+    return tuple(hi - lo for lo, hi in local_slices(shape, sbp, hierarchy, coord))
+
+
+def max_local_shape(shape: Sequence[int], sbp: NdSbpAttr, hierarchy: Sequence[int]) -> tuple[int, ...]:
+    """Shape of the largest shard (the one at mesh coordinate 0, which gets every remainder)."""
+    return local_shape(shape, sbp, hierarchy, [0] * len(hierarchy))

@@ -1,0 +1,199 @@
+"""`sbp-opt`: the sbpc optimizer driver, with mlir-opt conventions.
+
+    sbp-opt FILE [-p a,b | --a --b="k=v"] [-o OUT] [--split-input-file] [--verify-diagnostics]
+                 [--print-op-generic] [--debug]
+
+Errors are printed as `FILE:LINE:COL: error: MESSAGE` with the source line and a caret, and the
+exit code is 1; a Python traceback appears only with `--debug`. With `--verify-diagnostics` the
+errors go to stdout and the run continues with the next `// -----` chunk; if a chunk holds
+MLIR-style `// expected-error @+N {{...}}` annotations they are checked.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import traceback
+from collections.abc import Sequence
+from typing import Any
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass, PassPipeline
+from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
+from xdsl.xdsl_opt_main import xDSLOptMain
+
+from tools.diagnostics import (
+    Diagnostic,
+    LocatedParser,
+    Source,
+    check_expectations,
+    error_diagnostic,
+    expectations,
+)
+
+
+def register_dialects(ctx: Context) -> None:
+    """Lazily register the dialects sbpc programs use."""
+
+    def sbp():
+        from dialects.sbp_ops import SBP
+
+        return SBP
+
+    def builtin():
+        from xdsl.dialects.builtin import Builtin
+
+        return Builtin
+
+    def func():
+        from xdsl.dialects.func import Func
+
+        return Func
+
+    def arith():
+        from xdsl.dialects.arith import Arith
+
+        return Arith
+
+    def test():
+        from xdsl.dialects.test import Test
+
+        return Test
+
+    for name, factory in (
+        ("builtin", builtin),
+        ("func", func),
+        ("arith", arith),
+        ("test", test),
+        ("sbp", sbp),
+    ):
+        if name not in ctx.registered_dialect_names:
+            ctx.register_dialect(name, factory)
+
+
+class _PassFlag(argparse.Action):
+    """`--<pass>` or `--<pass>="k=v k2=v2"`: appended to the pipeline in command-line order."""
+
+    def __init__(self, *args: Any, pass_name: str, **kwargs: Any):
+        super().__init__(*args, nargs="?", **kwargs)
+        self.pass_name = pass_name
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any, option_string: str | None = None) -> None:
+        flags: list[str] = getattr(namespace, "pass_flags", None) or []
+        flags.append(self.pass_name if not values else f"{self.pass_name}{{{values}}}")
+        namespace.pass_flags = flags
+
+
+class SbpOptMain(xDSLOptMain):
+    """xDSL's opt driver with the sbp dialect, one flag per pass and located diagnostics."""
+
+    def register_all_dialects(self) -> None:
+        register_dialects(self.ctx)
+
+    def register_all_passes(self) -> None:
+        from passes import get_all_passes
+
+        for name, factory in get_all_passes().items():
+            self.register_pass(name, factory)
+
+    def register_all_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
+        super().register_all_arguments(arg_parser)
+        arg_parser.add_argument("--debug", action="store_true", help="show Python tracebacks on errors")
+        for name in self.available_passes:
+            arg_parser.add_argument(
+                f"--{name}", action=_PassFlag, pass_name=name, dest=f"flag_{name.replace('-', '_')}",
+                help=f"run the {name} pass (options in MLIR syntax: --{name}=\"key=value\")",
+            )
+
+    def setup_pipeline(self) -> None:
+        specs = [s for s in (self.args.passes, *(getattr(self.args, "pass_flags", None) or [])) if s]
+        self.args.passes = ",".join(specs)
+
+        def verify_between(previous: ModulePass | None, module: ModuleOp, following: ModulePass | None) -> None:
+            if previous is not None and not self.args.disable_verify:
+                module.verify()
+
+        self.pipeline = PassPipeline.parse_spec(self.available_passes, self.args.passes, verify_between)
+
+    # -- running -----------------------------------------------------------
+    def chunks(self) -> list[Source]:
+        name = self.args.input_file or "<stdin>"
+        if self.args.input_file is None:
+            text = sys.stdin.read()
+        else:
+            with open(self.args.input_file, encoding="utf-8") as f:
+                text = f.read()
+        if not self.args.split_input_file:
+            return [Source(text, name)]
+        sources: list[Source] = []
+        line = 1
+        for piece in text.split("// -----"):
+            sources.append(Source(piece, name, line))
+            line += piece.count("\n")
+        return sources
+
+    def process(self, source: Source) -> tuple[str | None, Diagnostic | None]:
+        """Parse, verify, run the pipeline and print one chunk: (output, error)."""
+        parser = LocatedParser(self.ctx, source)
+        module: ModuleOp | None = None
+        try:
+            module = parser.parse_module(not self.args.no_implicit_module)
+            if not self.args.disable_verify:
+                module.verify()
+            self.pipeline.apply(self.ctx, module)
+            return self.output_resulting_program(module), None
+        except (ParseError, DiagnosticException) as error:
+            if self.args.debug:
+                traceback.print_exc()
+            return None, error_diagnostic(error, source, parser.positions, module)
+
+    def run(self) -> int:  # type: ignore[override]
+        try:
+            sources = self.chunks()
+        except OSError as error:
+            print(f"error: cannot read input: {error}", file=sys.stderr)
+            return 1
+        outputs: list[str] = []
+        status = 0
+        for source in sources:
+            output, diagnostic = self.process(source)
+            if self.args.verify_diagnostics:
+                expected = expectations(source)
+                if diagnostic is not None:
+                    outputs.append(diagnostic.render() + "\n")
+                if expected:
+                    for problem in check_expectations(expected, diagnostic, source):
+                        print(problem, file=sys.stderr)
+                        status = 1
+                if output is not None:
+                    outputs.append(output)
+                continue
+            if diagnostic is not None:
+                print(diagnostic.render(), file=sys.stderr)
+                return 1
+            assert output is not None
+            outputs.append(output)
+        text = "// -----\n".join(outputs)
+        if self.args.output_file is None:
+            sys.stdout.write(text)
+        else:
+            with open(self.args.output_file, "w", encoding="utf-8") as f:
+                f.write(text)
+        return status
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    debug = "--debug" in (argv if argv is not None else sys.argv)
+    try:
+        driver = SbpOptMain(description="sbpc optimizer driver", args=argv)
+        return driver.run()
+    except ArgSpecParseError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    except Exception as error:  # every failure is reported as one line, never a traceback
+        if debug:
+            traceback.print_exc()
+        print(f"error: internal error: {type(error).__name__}: {error}", file=sys.stderr)
+        return 1
+
