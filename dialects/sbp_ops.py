@@ -42,6 +42,7 @@ from xdsl.utils.exceptions import VerifyException
 from dialects.layout import LayoutAttr
 from dialects.sbp import (
     BroadcastAttr,
+    ReduceKind,
     GlobalTensorType,
     NdSbpAttr,
     PartialAttr,
@@ -50,6 +51,14 @@ from dialects.sbp import (
     SplitAttr,
 )
 from dialects.sharding import broadcast_shapes, max_local_shape
+from dialects.signatures import (
+    BinaryRule,
+    MatmulRule,
+    ReduceRule,
+    ReshapeRule,
+    TransposeRule,
+    UnaryRule,
+)
 
 TensorT = base(GlobalTensorType)
 
@@ -290,6 +299,7 @@ class AddOp(BinaryOp):
     """Elementwise `lhs + rhs` (OneFlow add_n when shapes agree, broadcast_add otherwise)."""
 
     name = "sbp.add"
+    traits = traits_def(Pure(), BinaryRule(partials=(("P", "P"),), add_n=True))
 
 
 @irdl_op_definition
@@ -297,6 +307,7 @@ class SubOp(BinaryOp):
     """Elementwise `lhs - rhs`."""
 
     name = "sbp.sub"
+    traits = traits_def(Pure(), BinaryRule(partials=(("P", "P"),)))
 
 
 @irdl_op_definition
@@ -304,6 +315,7 @@ class MulOp(BinaryOp):
     """Elementwise `lhs * rhs`."""
 
     name = "sbp.mul"
+    traits = traits_def(Pure(), BinaryRule(partials=(("B", "P"), ("P", "B"))))
 
 
 @irdl_op_definition
@@ -311,6 +323,7 @@ class DivOp(BinaryOp):
     """Elementwise `lhs / rhs`."""
 
     name = "sbp.div"
+    traits = traits_def(Pure(), BinaryRule(partials=(("P", "B"),)))
 
 
 @irdl_op_definition
@@ -318,6 +331,7 @@ class MaximumOp(BinaryOp):
     """Elementwise maximum."""
 
     name = "sbp.maximum"
+    traits = traits_def(Pure(), BinaryRule(extremum=ReduceKind.MAX))
 
 
 @irdl_op_definition
@@ -325,6 +339,7 @@ class MinimumOp(BinaryOp):
     """Elementwise minimum."""
 
     name = "sbp.minimum"
+    traits = traits_def(Pure(), BinaryRule(extremum=ReduceKind.MIN))
 
 
 @irdl_op_definition
@@ -335,7 +350,7 @@ class FmodOp(SbpOp):
     self_ = operand_def(TensorT)
     other = operand_def(TensorT)
     result = result_def(TensorT)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), BinaryRule())
     assembly_format = "$self_ `,` $other attr-dict `:` type($self_) `,` type($other) `->` type($result)"
 
     def verify_semantics(self) -> None:
@@ -373,7 +388,7 @@ class FmodScalarOp(SbpOp):
     self_ = operand_def(TensorT)
     other = prop_def(base(FloatAttr) | base(IntegerAttr))
     result = result_def(TensorT)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), UnaryRule())
     assembly_format = "$self_ `,` $other attr-dict `:` type($self_) `->` type($result)"
 
     def verify_semantics(self) -> None:
@@ -389,7 +404,7 @@ class AddScalarOp(SbpOp):
     x = operand_def(TensorT)
     scalar = prop_def(base(FloatAttr) | base(IntegerAttr))
     result = result_def(TensorT)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), UnaryRule(monotone=1))
     assembly_format = "$x `,` $scalar attr-dict `:` type($x) `->` type($result)"
 
     def verify_semantics(self) -> None:
@@ -405,7 +420,7 @@ class MulScalarOp(SbpOp):
     x = operand_def(TensorT)
     scalar = prop_def(base(FloatAttr) | base(IntegerAttr))
     result = result_def(TensorT)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), UnaryRule(partial_sum=True))
     assembly_format = "$x `,` $scalar attr-dict `:` type($x) `->` type($result)"
 
     def verify_semantics(self) -> None:
@@ -418,6 +433,7 @@ class ReluOp(UnaryOp):
     """`max(x, 0)`."""
 
     name = "sbp.relu"
+    traits = traits_def(Pure(), UnaryRule(monotone=1))
 
 
 @irdl_op_definition
@@ -425,6 +441,7 @@ class NegOp(UnaryOp):
     """`-x`."""
 
     name = "sbp.neg"
+    traits = traits_def(Pure(), UnaryRule(partial_sum=True, monotone=-1))
 
 
 @irdl_op_definition
@@ -432,6 +449,7 @@ class ExpOp(UnaryOp):
     """`exp(x)`."""
 
     name = "sbp.exp"
+    traits = traits_def(Pure(), UnaryRule(monotone=1))
 
 
 @irdl_op_definition
@@ -441,7 +459,7 @@ class CastOp(SbpOp):
     name = "sbp.cast"
     x = operand_def(TensorT)
     result = result_def(TensorT)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), UnaryRule(partial_sum=True))
     assembly_format = "$x attr-dict `:` type($x) `->` type($result)"
 
     def verify_semantics(self) -> None:
@@ -463,7 +481,7 @@ class MatmulOp(SbpOp):
     transpose_a = opt_prop_def(UnitAttr)
     transpose_b = opt_prop_def(UnitAttr)
     result = result_def(TensorT)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), MatmulRule())
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$a `,` $b attr-dict `:` type($a) `,` type($b) `->` type($result)"
 
@@ -518,6 +536,7 @@ class ReduceSumOp(ReduceOp):
     """Sum over `axes`."""
 
     name = "sbp.reduce_sum"
+    traits = traits_def(Pure(), ReduceRule(ReduceKind.SUM))
 
 
 @irdl_op_definition
@@ -525,6 +544,7 @@ class ReduceMaxOp(ReduceOp):
     """Maximum over `axes`."""
 
     name = "sbp.reduce_max"
+    traits = traits_def(Pure(), ReduceRule(ReduceKind.MAX))
 
 
 @irdl_op_definition
@@ -532,6 +552,7 @@ class ReduceMinOp(ReduceOp):
     """Minimum over `axes`."""
 
     name = "sbp.reduce_min"
+    traits = traits_def(Pure(), ReduceRule(ReduceKind.MIN))
 
 
 @irdl_op_definition
@@ -542,7 +563,7 @@ class TransposeOp(SbpOp):
     x = operand_def(TensorT)
     perm = prop_def(DenseArrayBase.constr(i64))
     result = result_def(TensorT)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), TransposeRule())
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$x attr-dict `:` type($x) `->` type($result)"
 
@@ -565,7 +586,7 @@ class ReshapeOp(SbpOp):
     name = "sbp.reshape"
     x = operand_def(TensorT)
     result = result_def(TensorT)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), ReshapeRule())
     assembly_format = "$x attr-dict `:` type($x) `->` type($result)"
 
     def verify_semantics(self) -> None:

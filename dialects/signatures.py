@@ -1,0 +1,263 @@
+"""Each op family's legal 1-D SBP signatures, as traits the ops carry (reference/oneflow.md §5).
+
+A rule lists, for one mesh axis of size `n`, the signatures OneFlow's `GetSbp` builds, in its
+builder order; the inference appends the all-B signature itself, as OneFlow does. Rules that
+OneFlow lacks (partial max/min) are listed separately by `extremum_signatures` and used only by
+`--infer-sbp="rule=cost"`. The inference never switches on op names: it asks the op's rule.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from xdsl.ir import Operation
+from xdsl.traits import OpTrait
+
+from dialects.sbp import BROADCAST as _B
+from dialects.sbp import GlobalTensorType, ReduceKind, SbpAttr, partial, split
+
+Sig = tuple[tuple[SbpAttr, ...], tuple[SbpAttr, ...]]
+"""One 1-D signature: an SBP per operand, an SBP per result."""
+
+P_SUM = partial(ReduceKind.SUM)
+P_MAX = partial(ReduceKind.MAX)
+P_MIN = partial(ReduceKind.MIN)
+
+
+def _shape(value: object) -> tuple[int, ...]:
+    ty = value.type  # type: ignore[attr-defined]
+    assert isinstance(ty, GlobalTensorType)
+    return ty.get_shape()
+
+
+def _in_shapes(op: Operation) -> list[tuple[int, ...]]:
+    return [_shape(v) for v in op.operands]
+
+
+class SbpRule(OpTrait, abc.ABC):
+    """The SBP signature rule of an op family."""
+
+    @abc.abstractmethod
+    def signatures(self, op: Operation, n: int) -> list[Sig]:
+        """OneFlow's candidate list for a mesh axis of size n (without the appended all-B)."""
+
+    def extremum_signatures(self, op: Operation, n: int) -> list[Sig]:
+        """Partial max/min signatures OneFlow lacks (used by rule=cost only)."""
+        return []
+
+
+# ---------------------------------------------------------------------------
+# Elementwise
+# ---------------------------------------------------------------------------
+
+
+def broadcast_split_signatures(a: Sequence[int], b: Sequence[int]) -> list[Sig]:
+    """OneFlow's broadcast-binary split rules (math_binary_broadcast_ops.cpp), quirks included."""
+    sigs: list[Sig] = []
+    if len(a) < len(b) or len(a) > len(b):
+        short_is_a = len(a) < len(b)
+        long_rank, short_rank = max(len(a), len(b)), min(len(a), len(b))
+        lead = long_rank - short_rank
+        for i in range(lead):
+            sigs.append(((_B, split(i)) if short_is_a else (split(i), _B), (split(i),)))
+        for i in range(short_rank):
+            # Quirk: aligned trailing axes are split on both sides with no size-1 check, and the
+            # (B, S) form for a size-1 short dim is never generated.
+            pair = (split(i), split(lead + i)) if short_is_a else (split(lead + i), split(i))
+            sigs.append((pair, (split(lead + i),)))
+        return sigs
+    for i, (x, y) in enumerate(zip(a, b, strict=True)):
+        if x == 1 and y == 1:
+            continue
+        if x == y:
+            sigs.append(((split(i), split(i)), (split(i),)))
+        elif x == 1:
+            sigs.append(((_B, split(i)), (split(i),)))
+        elif y == 1:
+            sigs.append(((split(i), _B), (split(i),)))
+    return sigs
+
+
+@dataclass(frozen=True)
+class BinaryRule(SbpRule):
+    """Broadcast binary ops. `partials` are OneFlow's P signatures of the op; `add_n` marks
+    `sbp.add`, which OneFlow runs as add_n when the shapes agree; `extremum` is the partial
+    kind the op preserves (maximum: max, minimum: min) under rule=cost."""
+
+    partials: tuple[tuple[str, str], ...] = ()
+    add_n: bool = False
+    extremum: ReduceKind | None = None
+
+    def signatures(self, op: Operation, n: int) -> list[Sig]:
+        a, b = _in_shapes(op)
+        if self.add_n and a == b:
+            sigs: list[Sig] = [((split(i), split(i)), (split(i),)) for i in range(len(a))]
+        else:
+            sigs = broadcast_split_signatures(a, b)
+        for lhs, rhs in self.partials:
+            sigs.append(((_PART[lhs], _PART[rhs]), (P_SUM,)))
+        return sigs
+
+    def extremum_signatures(self, op: Operation, n: int) -> list[Sig]:
+        if self.extremum is None:
+            return []
+        p = partial(self.extremum)
+        return [((p, p), (p,))]
+
+
+_PART = {"P": P_SUM, "B": _B}
+
+
+@dataclass(frozen=True)
+class UnaryRule(SbpRule):
+    """Elementwise unary / scalar ops: S(i) -> S(i) for every axis, optionally P -> P.
+    `monotone` = 1 keeps P(max)/P(min), -1 swaps them (rule=cost only)."""
+
+    partial_sum: bool = False
+    monotone: int = 0
+
+    def signatures(self, op: Operation, n: int) -> list[Sig]:
+        rank = len(_shape(op.operands[0]))
+        sigs: list[Sig] = [((split(i),), (split(i),)) for i in range(rank)]
+        if self.partial_sum:
+            sigs.append(((P_SUM,), (P_SUM,)))
+        return sigs
+
+    def extremum_signatures(self, op: Operation, n: int) -> list[Sig]:
+        if self.monotone == 1:
+            return [((P_MAX,), (P_MAX,)), ((P_MIN,), (P_MIN,))]
+        if self.monotone == -1:
+            return [((P_MAX,), (P_MIN,)), ((P_MIN,), (P_MAX,))]
+        return []
+
+
+# ---------------------------------------------------------------------------
+# Matmul, reductions, data movement
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MatmulRule(SbpRule):
+    """matmul / batch_matmul / broadcast_matmul (matmul_op.cpp): batch axes first, then
+    (S(m),B)->S, (B,S(n))->S, (S(ka),S(kb))->P, (P,B)->P, (B,P)->P."""
+
+    def signatures(self, op: Operation, n: int) -> list[Sig]:
+        sa, sb = _in_shapes(op)
+        ta = op.properties.get("transpose_a") is not None
+        tb = op.properties.get("transpose_b") is not None
+        ra, rb = len(sa), len(sb)
+        out_rank = max(ra, rb)
+        sigs: list[Sig] = []
+        batch = out_rank - 2
+        for i in range(batch):  # output batch axis i, aligned from the right
+            ia, ib = i - (out_rank - ra), i - (out_rank - rb)
+            da = sa[ia] if ia >= 0 else None
+            db = sb[ib] if ib >= 0 else None
+            if da is not None and db is not None and da == db and da != 1:
+                sigs.append(((split(ia), split(ib)), (split(i),)))
+            elif da is not None and da != 1 and (db is None or db == 1):
+                sigs.append(((split(ia), _B), (split(i),)))
+            elif db is not None and db != 1 and (da is None or da == 1):
+                sigs.append(((_B, split(ib)), (split(i),)))
+        m = ra - 1 if ta else ra - 2
+        ka = ra - 2 if ta else ra - 1
+        kb = rb - 1 if tb else rb - 2
+        nn = rb - 2 if tb else rb - 1
+        sigs.append(((split(m), _B), (split(out_rank - 2),)))
+        sigs.append(((_B, split(nn)), (split(out_rank - 1),)))
+        sigs.append(((split(ka), split(kb)), (P_SUM,)))
+        sigs.append(((P_SUM, _B), (P_SUM,)))
+        sigs.append(((_B, P_SUM), (P_SUM,)))
+        return sigs
+
+
+@dataclass(frozen=True)
+class ReduceRule(SbpRule):
+    """reduce_sum (kind=sum): kept axis S(i)->S(i'), reduced S(i)->P, P->P; reduce_max/min:
+    kept-axis splits only (rule=cost adds reduced S(i)->P(kind) and P(kind)->P(kind))."""
+
+    kind: ReduceKind = ReduceKind.SUM
+
+    def _axes(self, op: Operation) -> tuple[tuple[int, ...], bool, int]:
+        axes = tuple(op.properties["axes"].get_values())  # type: ignore[attr-defined]
+        return axes, op.properties.get("keepdims") is not None, len(_shape(op.operands[0]))
+
+    def signatures(self, op: Operation, n: int) -> list[Sig]:
+        axes, keepdims, rank = self._axes(op)
+        sigs: list[Sig] = []
+        for i in range(rank):
+            if i in axes:
+                if self.kind == ReduceKind.SUM:
+                    sigs.append(((split(i),), (P_SUM,)))
+            else:
+                out = i if keepdims else i - sum(1 for a in axes if a < i)
+                sigs.append(((split(i),), (split(out),)))
+        if self.kind == ReduceKind.SUM:
+            sigs.append(((P_SUM,), (P_SUM,)))
+        return sigs
+
+    def extremum_signatures(self, op: Operation, n: int) -> list[Sig]:
+        if self.kind == ReduceKind.SUM:
+            return []
+        axes, _, _ = self._axes(op)
+        p = partial(self.kind)
+        return [*[((split(i),), (p,)) for i in sorted(axes)], ((p,), (p,))]
+
+
+@dataclass(frozen=True)
+class TransposeRule(SbpRule):
+    """transpose: S(perm[i]) -> S(i) for each i; P -> P."""
+
+    def signatures(self, op: Operation, n: int) -> list[Sig]:
+        perm = tuple(op.properties["perm"].get_values())  # type: ignore[attr-defined]
+        sigs: list[Sig] = [((split(p),), (split(i),)) for i, p in enumerate(perm)]
+        sigs.append(((P_SUM,), (P_SUM,)))
+        return sigs
+
+    def extremum_signatures(self, op: Operation, n: int) -> list[Sig]:
+        return [((P_MAX,), (P_MAX,)), ((P_MIN,), (P_MIN,))]
+
+
+def reshape_split_pairs(src: Sequence[int], dst: Sequence[int], n: int) -> list[tuple[int, int]]:
+    """OneFlow's reshape grouping (reshape_user_op_util.cpp): (in axis, out axis) pairs that may
+    be split together on a mesh axis of size n.
+
+    Size-1 dims are dropped; both shapes are walked from the tail into groups of equal element
+    count. At each group's outermost axes a, b, S(a) -> S(b) is legal when src[a] == dst[b] or both
+    are divisible by n. OneFlow iterates a hash map here; we emit pairs by ascending input axis.
+    """
+    ins = [(i, d) for i, d in enumerate(src) if d != 1]
+    outs = [(i, d) for i, d in enumerate(dst) if d != 1]
+    pairs: list[tuple[int, int]] = []
+    i, j = len(ins) - 1, len(outs) - 1
+    while i >= 0 and j >= 0:
+        in_prod, out_prod = ins[i][1], outs[j][1]
+        while in_prod != out_prod:
+            if in_prod < out_prod:
+                i -= 1
+                if i < 0:
+                    return sorted(pairs)
+                in_prod *= ins[i][1]
+            else:
+                j -= 1
+                if j < 0:
+                    return sorted(pairs)
+                out_prod *= outs[j][1]
+        (a, da), (b, db) = ins[i], outs[j]
+        if da == db or (da % n == 0 and db % n == 0):
+            pairs.append((a, b))
+        i, j = i - 1, j - 1
+    return sorted(pairs)
+
+
+@dataclass(frozen=True)
+class ReshapeRule(SbpRule):
+    """reshape: split pairs from the grouping rule; P -> P."""
+
+    def signatures(self, op: Operation, n: int) -> list[Sig]:
+        src, dst = _shape(op.operands[0]), _shape(op.results[0])
+        sigs: list[Sig] = [((split(a),), (split(b),)) for a, b in reshape_split_pairs(src, dst, n)]
+        sigs.append(((P_SUM,), (P_SUM,)))
+        return sigs
