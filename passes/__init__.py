@@ -7,6 +7,14 @@ from collections.abc import Callable
 from xdsl.passes import ModulePass
 
 
+def _infer_sbp() -> type[ModulePass]:
+    from passes.infer_sbp import InferSbpPass
+
+    return InferSbpPass
+
+
 def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     """All registered passes, keyed by their command-line name."""
-    return {}
+    return {
+        "infer-sbp": _infer_sbp,
+    }
