@@ -100,6 +100,10 @@ class SbpOptMain(xDSLOptMain):
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
         super().register_all_arguments(arg_parser)
         arg_parser.add_argument("--debug", action="store_true", help="show Python tracebacks on errors")
+        arg_parser.add_argument(
+            "--sbp-report", nargs="?", const="text", choices=("text", "json"), default=None,
+            help="print to stderr why infer-sbp chose each signature and the program's modelled communication",
+        )
         for name in self.available_passes:
             arg_parser.add_argument(
                 f"--{name}", action=_PassFlag, pass_name=name, dest=f"flag_{name.replace('-', '_')}",
@@ -141,12 +145,23 @@ class SbpOptMain(xDSLOptMain):
             module = parser.parse_module(not self.args.no_implicit_module)
             if not self.args.disable_verify:
                 module.verify()
+            if self.args.sbp_report is not None:
+                self.print_report(module)
             self.pipeline.apply(self.ctx, module)
             return self.output_resulting_program(module), None
         except (ParseError, DiagnosticException) as error:
             if self.args.debug:
                 traceback.print_exc()
             return None, error_diagnostic(error, source, parser.positions, module)
+
+    def print_report(self, module: ModuleOp) -> None:
+        from passes.sbp_report import build_report, render
+
+        rule = "oneflow"
+        for p in self.pipeline.passes:
+            if p.name == "infer-sbp":
+                rule = getattr(p, "rule", rule)
+        sys.stderr.write(render(build_report(module, rule), self.args.sbp_report))
 
     def run(self) -> int:  # type: ignore[override]
         try:
