@@ -13,6 +13,7 @@ chosen for being cheap is cheap when planned.
 from __future__ import annotations
 
 import heapq
+import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -28,6 +29,7 @@ from dialects.sbp import (
     nd_sbp,
     split,
 )
+from passes.boxing_semantics import COMM_KINDS, step_bytes_exact, step_kind
 
 INT32_MAX = 2147483647.0
 INT64_MAX = 9223372036854775807.0
@@ -79,29 +81,60 @@ def _can_merge_split(extent: int, merged: int) -> bool:
 def dim_reduce(
     src: NdSbp, dst: NdSbp, hierarchy: Sequence[int], shape: Sequence[int]
 ) -> tuple[NdSbp, NdSbp, tuple[int, ...]]:
-    """InOutParallelDimReduce for one placement: drop size-1 mesh axes, merge adjacent axes on
-    which both ND-SBPs repeat their previous entry (splits only if CanMergeSplit holds)."""
-    rs: list[SbpAttr] = []
-    rd: list[SbpAttr] = []
+    """InOutParallelDimReduce for one placement (NdSbpsDimReduce over src and dst).
+
+    Size-1 mesh axes are dropped; an axis is merged into the previous reduced one when both
+    ND-SBPs repeat their previous entry. B and P always merge; S(a) merges only if every extent
+    the previous reduced axis holds for tensor axis a passes CanMergeSplit with the merged size.
+    As in OneFlow, the held extents of a tensor axis split on an earlier reduced mesh axis are
+    that axis's shard sizes (quotient and quotient + 1), not the logical extent. A 1-D hierarchy
+    is kept as is; an all-1 mesh reduces to `[h0]: B`.
+    """
+    if len(hierarchy) == 1:
+        if hierarchy[0] == 1:
+            return (BROADCAST,), (BROADCAST,), (1,)
+        return tuple(src), tuple(dst), tuple(hierarchy)
+    nds = (tuple(src), tuple(dst))
+    reduced: tuple[list[SbpAttr], list[SbpAttr]] = ([], [])
     rh: list[int] = []
-    extents = list(shape)
-    for i, h in enumerate(hierarchy):
+    holding: tuple[dict[int, set[int]], dict[int, set[int]]] = ({}, {})
+    last_holding: list[list[int]] = [[], []]
+    last_axis = [-1, -1]
+
+    def add(d: int) -> None:
+        for k in range(2):
+            if last_axis[k] >= 0:  # the previous reduced axis is final: record its shard sizes
+                held: set[int] = set()
+                for e in last_holding[k]:
+                    if e % rh[-1]:
+                        held.add(e // rh[-1] + 1)
+                    held.add(e // rh[-1])
+                holding[k][last_axis[k]] = held
+            entry = nds[k][d]
+            reduced[k].append(entry)
+            if isinstance(entry, SplitAttr):
+                last_axis[k] = entry.dim
+                found = holding[k].get(entry.dim)
+                last_holding[k] = sorted(found) if found is not None else [shape[entry.dim]]
+            else:
+                last_axis[k] = -1
+        rh.append(hierarchy[d])
+
+    for d, h in enumerate(hierarchy):
         if h == 1:
             continue
-        same = bool(rs) and src[i] == rs[-1] and dst[i] == rd[-1]
-        if same:
-            for entry in (src[i], dst[i]):
-                if isinstance(entry, SplitAttr) and not _can_merge_split(extents[entry.dim], rh[-1] * h):
-                    same = False
-        if same:
-            rh[-1] *= h
-        else:
-            rs.append(src[i])
-            rd.append(dst[i])
-            rh.append(h)
+        if rh and all(nds[k][d] == reduced[k][-1] for k in range(2)):
+            merged = rh[-1] * h
+            if all(
+                not isinstance(nds[k][d], SplitAttr) or all(_can_merge_split(e, merged) for e in last_holding[k])
+                for k in range(2)
+            ):
+                rh[-1] = merged
+                continue
+        add(d)
     if not rh:
-        return (src[0],), (dst[0],), (hierarchy[0],)
-    return tuple(rs), tuple(rd), tuple(rh)
+        return (BROADCAST,), (BROADCAST,), (hierarchy[0],)
+    return tuple(reduced[0]), tuple(reduced[1]), tuple(rh)
 
 
 def eager_nd_cost(src: NdSbp, dst: NdSbp, size: float, hierarchy: Sequence[int], shape: Sequence[int]) -> float:
@@ -152,37 +185,25 @@ class CommModel:
 
 DEFAULT_MODEL = CommModel()
 
-COMM_KINDS = ("all_gather", "all_reduce", "reduce_scatter", "all_to_all")
-
-
-def step_bytes(kind: str, local_bytes: float, n: int) -> float:
-    """Bytes each rank sends in one step, `local_bytes` being its shard before the step."""
-    if kind == "all_gather":
-        return local_bytes * (n - 1)
-    if kind == "all_reduce":
-        return 2.0 * local_bytes * (n - 1) / n
-    if kind in ("reduce_scatter", "all_to_all"):
-        return local_bytes * (n - 1) / n
-    return 0.0
-
-
-def step_time(kind: str, local_bytes: float, n: int, model: CommModel = DEFAULT_MODEL) -> float:
+def step_time(kind: str, max_bytes_sent: float, n: int, model: CommModel = DEFAULT_MODEL) -> float:
+    """Time of one collective over n ranks whose busiest rank sends `max_bytes_sent` bytes."""
     if kind not in COMM_KINDS or n == 1:
         return 0.0
     hops = 2 * (n - 1) if kind == "all_reduce" else n - 1
-    return model.time(hops, step_bytes(kind, local_bytes, n))
+    return model.time(hops, max_bytes_sent)
 
 
 @dataclass(frozen=True)
 class Step:
-    """One single-axis boxing step."""
+    """One boxing step on the merged mesh axes `mesh_axes`."""
 
     kind: str
-    mesh_axis: int
+    mesh_axes: tuple[int, ...]
     src: NdSbp
     dst: NdSbp
     time_us: float
-    bytes_sent: float
+    bytes_sent: int
+    """Total over all ranks (what `sbp-run` measures)."""
 
 
 @dataclass(frozen=True)
@@ -194,8 +215,80 @@ class Plan:
         return sum(s.time_us for s in self.steps)
 
     @property
-    def bytes_sent(self) -> float:
+    def bytes_sent(self) -> int:
         return sum(s.bytes_sent for s in self.steps)
+
+
+def make_step(
+    kind: str, src: NdSbp, dst: NdSbp, axes: tuple[int, ...], shape: tuple[int, ...], elt_bytes: int,
+    hierarchy: tuple[int, ...], model: CommModel = DEFAULT_MODEL,
+) -> Step:
+    if kind not in COMM_KINDS:
+        return Step(kind, axes, src, dst, 0.0, 0)
+    sent = step_bytes_exact(kind, src, dst, axes, shape, hierarchy, elt_bytes)
+    n = math.prod(hierarchy[d] for d in axes)
+    return Step(kind, axes, src, dst, step_time(kind, max(sent.values()), n, model), sum(sent.values()))
+
+
+def _axis_subsets(rank: int) -> list[tuple[int, ...]]:
+    return [c for k in range(1, rank + 1) for c in itertools.combinations(range(rank), k)]
+
+
+@lru_cache(maxsize=4096)
+def _shortest_paths(
+    src: NdSbp, shape: tuple[int, ...], elt_bytes: int, hierarchy: tuple[int, ...], model: CommModel,
+    kinds: frozenset[PartialAttr], merge_axes: bool,
+) -> dict[NdSbp, tuple[float, Step | None]]:
+    """Dijkstra from `src` over ND-SBP states; edges are single (possibly merged-axis) steps."""
+    alphabet: list[SbpAttr] = [*(split(i) for i in range(len(shape))), BROADCAST, *sorted(kinds, key=str)]
+    subsets = _axis_subsets(len(hierarchy)) if merge_axes else [(d,) for d in range(len(hierarchy))]
+    best: dict[NdSbp, tuple[float, Step | None]] = {src: (0.0, None)}
+    queue: list[tuple[float, int, NdSbp]] = [(0.0, 0, src)]
+    counter = 1
+    done: set[NdSbp] = set()
+    while queue:
+        cost, _, state = heapq.heappop(queue)
+        if state in done:
+            continue
+        done.add(state)
+        for axes in subsets:
+            for new in alphabet:
+                nxt = tuple(new if d in axes else e for d, e in enumerate(state))
+                kind = step_kind(state, nxt, axes)
+                if kind is None or nxt in done:
+                    continue
+                step = make_step(kind, state, nxt, axes, shape, elt_bytes, hierarchy, model)
+                # A tiny per-step epsilon prefers fewer steps among equal-time plans.
+                total = cost + step.time_us + 1e-9
+                if total < best.get(nxt, (math.inf, None))[0]:
+                    best[nxt] = (total, step)
+                    heapq.heappush(queue, (total, counter, nxt))
+                    counter += 1
+    return best
+
+
+def plan_transition(
+    src: NdSbp,
+    dst: NdSbp,
+    shape: tuple[int, ...],
+    elt_bytes: int,
+    hierarchy: tuple[int, ...],
+    model: CommModel = DEFAULT_MODEL,
+    merge_axes: bool = True,
+) -> Plan:
+    """Minimum-time sequence of steps from `src` to `dst` (Dijkstra over ND-SBP states)."""
+    if src == dst:
+        return Plan(())
+    kinds = frozenset(e for e in (*src, *dst) if isinstance(e, PartialAttr))
+    best = _shortest_paths(src, shape, elt_bytes, hierarchy, model, kinds, merge_axes)
+    steps: list[Step] = []
+    state = dst
+    while state != src:
+        step = best[state][1]
+        assert step is not None
+        steps.append(step)
+        state = step.src
+    return Plan(tuple(reversed(steps)))
 
 
 def local_elements(shape: Sequence[int], state: NdSbp, hierarchy: Sequence[int]) -> int:
@@ -205,84 +298,6 @@ def local_elements(shape: Sequence[int], state: NdSbp, hierarchy: Sequence[int])
         if isinstance(entry, SplitAttr):
             extents[entry.dim] = -(-extents[entry.dim] // hierarchy[d])
     return math.prod(extents)
-
-
-def _minor_most(state: NdSbp, axis: int, tensor_axis: int) -> bool:
-    """No later mesh axis splits `tensor_axis` (so axis `axis` may change its split)."""
-    return not any(isinstance(e, SplitAttr) and e.dim == tensor_axis for e in state[axis + 1 :])
-
-
-def step_kind(state: NdSbp, d: int, new: SbpAttr) -> str | None:
-    """The single collective turning `state[d]` into `new` on mesh axis d, or None if none does."""
-    old = state[d]
-    if old == new:
-        return None
-    if isinstance(old, SplitAttr) and not _minor_most(state, d, old.dim):
-        return None
-    if isinstance(new, SplitAttr) and not _minor_most(state, d, new.dim):
-        return None
-    if isinstance(old, SplitAttr):
-        if isinstance(new, BroadcastAttr):
-            return "all_gather"
-        if isinstance(new, SplitAttr):
-            return "all_to_all"
-        return "to_partial"
-    if isinstance(old, BroadcastAttr):
-        return "all_slice" if isinstance(new, SplitAttr) else "to_partial"
-    assert isinstance(old, PartialAttr)
-    if isinstance(new, BroadcastAttr):
-        return "all_reduce"
-    if isinstance(new, SplitAttr):
-        return "reduce_scatter"
-    return None  # P(x) -> P(y) needs a detour through B
-
-
-@lru_cache(maxsize=65536)
-def plan_transition(
-    src: NdSbp,
-    dst: NdSbp,
-    shape: tuple[int, ...],
-    elt_bytes: int,
-    hierarchy: tuple[int, ...],
-    model: CommModel = DEFAULT_MODEL,
-) -> Plan:
-    """Minimum-time sequence of single-axis steps from `src` to `dst` (Dijkstra over ND-SBPs)."""
-    if src == dst:
-        return Plan(())
-    partials = {e for e in (*src, *dst) if isinstance(e, PartialAttr)}
-    alphabet: list[SbpAttr] = [*(split(i) for i in range(len(shape))), BROADCAST, *sorted(partials, key=str)]
-    best: dict[NdSbp, float] = {src: 0.0}
-    previous: dict[NdSbp, Step] = {}
-    queue: list[tuple[float, int, NdSbp]] = [(0.0, 0, src)]
-    counter = 1
-    while queue:
-        cost, _, state = heapq.heappop(queue)
-        if state == dst:
-            break
-        if cost > best.get(state, math.inf):
-            continue
-        local = local_elements(shape, state, hierarchy) * elt_bytes
-        for d, n in enumerate(hierarchy):
-            for new in alphabet:
-                kind = step_kind(state, d, new)
-                if kind is None:
-                    continue
-                nxt = (*state[:d], new, *state[d + 1 :])
-                t = step_time(kind, local, n, model)
-                # A tiny per-step epsilon prefers fewer steps among equal-time plans.
-                total = cost + t + 1e-9
-                if total < best.get(nxt, math.inf):
-                    best[nxt] = total
-                    previous[nxt] = Step(kind, d, state, nxt, t, step_bytes(kind, local, n) if kind in COMM_KINDS else 0.0)
-                    heapq.heappush(queue, (total, counter, nxt))
-                    counter += 1
-    steps: list[Step] = []
-    state = dst
-    while state != src:
-        step = previous[state]
-        steps.append(step)
-        state = step.src
-    return Plan(tuple(reversed(steps)))
 
 
 def transition_time(

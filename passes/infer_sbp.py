@@ -22,13 +22,13 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import IntegerType, ModuleOp
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.rewriter import Rewriter
 
 from dialects.errors import OpError
 from dialects.sbp import (
@@ -56,11 +56,19 @@ from passes.cost_model import (
 
 NdSig = tuple[tuple[NdSbpAttr, ...], tuple[NdSbpAttr, ...]]
 
+_ELEMENT_BYTES: dict[Attribute, int] = {}
+
+
 def element_bytes(ty: GlobalTensorType) -> int:
     elt = ty.element_type
-    if isinstance(elt, IntegerType):
-        return max(1, elt.width.data // 8)
-    return {"f32": 4, "f16": 2, "bf16": 2}.get(str(elt), 4)
+    found = _ELEMENT_BYTES.get(elt)
+    if found is None:  # str() runs the printer (~10 µs): once per element type
+        if isinstance(elt, IntegerType):
+            found = max(1, elt.width.data // 8)
+        else:
+            found = {"f32": 4, "f16": 2, "bf16": 2}.get(str(elt), 4)
+        _ELEMENT_BYTES[elt] = found
+    return found
 
 
 def byte_size(ty: GlobalTensorType) -> float:
@@ -114,13 +122,14 @@ def fits_shape(nd: NdSbpAttr, shape: Sequence[int], hierarchy: Sequence[int]) ->
 
 
 def swap_with_last_filter(items: list[NdSig], keep) -> list[NdSig]:  # type: ignore[no-untyped-def]
-    """OneFlow removes rejected candidates by swapping in the last one (order changes)."""
+    """OneFlow removes rejected candidates by swapping in the last one (order changes).
+
+    Like OneFlow ("go down from the tail to the head"), the scan runs from the last index to
+    the first, so the element swapped in has already been kept.
+    """
     items = list(items)
-    i = 0
-    while i < len(items):
-        if keep(items[i]):
-            i += 1
-        else:
+    for i in range(len(items) - 1, -1, -1):
+        if not keep(items[i]):
             items[i] = items[-1]
             items.pop()
     return items
@@ -162,6 +171,28 @@ class Decision:
     chosen: NdSig
     reason: str
     comm_us: float
+    _signature: SignatureAttr | None = field(default=None, repr=False, compare=False)
+
+    def signature(self) -> SignatureAttr:
+        """The `#sbp.sig` of the choice, built once (attribute construction runs the verifier)."""
+        if self._signature is None:
+            self._signature = SignatureAttr(list(self.chosen[0]), list(self.chosen[1]))
+        return self._signature
+
+
+def input_comm_terms(
+    t: GlobalTensorType, have: NdSbpAttr, need: NdSbpAttr, hierarchy: tuple[int, ...], model: CommModel
+) -> tuple[float, ...]:
+    """The terms `OpMeta.comm_us` adds for one input, in order: its boxing time, then one
+    all-reduce per mesh axis on which it is turned partial."""
+    shape, nbytes = t.get_shape(), element_bytes(t)
+    terms = [transition_time(have, need, shape, nbytes, hierarchy, model)]
+    local = local_elements(shape, tuple(need), hierarchy) * nbytes
+    for d, (a, b) in enumerate(zip(have, need, strict=True)):
+        if isinstance(b, PartialAttr) and not isinstance(a, PartialAttr):
+            n = hierarchy[d]
+            terms.append(step_time("all_reduce", 2.0 * local * (n - 1) / n, n, model))
+    return tuple(terms)
 
 
 @dataclass
@@ -172,6 +203,25 @@ class OpMeta:
     in_sbps: tuple[NdSbpAttr, ...]
     constrained: bool
     model: CommModel = field(default=DEFAULT_MODEL)
+    run: _Run | None = field(default=None, repr=False, compare=False)
+    _inputs: list[_InputCosts] | None = field(default=None, init=False, repr=False, compare=False)
+
+    def ensure_run(self) -> _Run:
+        if self.run is None or self.run.model is not self.model:
+            self.run = _Run(self.model)
+        return self.run
+
+    def input(self, i: int) -> _InputCosts:
+        """The cached per-input costs of operand i (shared by the ops of a run with equal inputs)."""
+        if self._inputs is None:
+            run = self.ensure_run()
+            self._inputs = [run.input_costs(t, have, self.hierarchy) for t, have in zip(
+                self.in_types, self.in_sbps, strict=True)]
+        return self._inputs[i]
+
+    def mismatches(self, sig: NdSig) -> int:
+        """How many inputs `sig` needs in another ND-SBP than they have."""
+        return sum(1 for i, need in enumerate(sig[0]) if not self.input(i).has(need))
 
     def comm_us(self, sig: NdSig) -> float:
         """Modelled time of the input boxing `sig` needs.
@@ -180,13 +230,9 @@ class OpMeta:
         it is charged one all-reduce of that input on those mesh axes (DTensor forbids it).
         """
         total = 0.0
-        for t, have, need in zip(self.in_types, self.in_sbps, sig[0], strict=True):
-            shape, nbytes = t.get_shape(), element_bytes(t)
-            total += transition_time(have, need, shape, nbytes, self.hierarchy, self.model)
-            local = local_elements(shape, tuple(need), self.hierarchy) * nbytes
-            for d, (a, b) in enumerate(zip(have, need, strict=True)):
-                if isinstance(b, PartialAttr) and not isinstance(a, PartialAttr):
-                    total += step_time("all_reduce", local, self.hierarchy[d], self.model)
+        for i, need in enumerate(sig[0]):
+            for term in self.input(i).comm_terms(need):  # the same additions in the same order
+                total += term
         return total
 
 
@@ -195,10 +241,11 @@ def select_oneflow_1d(cands: list[NdSig], meta: OpMeta) -> Decision:
     for sig in cands:
         order = 0.0
         cost = 0.0
-        for t, have, need in zip(meta.in_types, meta.in_sbps, sig[0], strict=True):
-            if not meta.constrained and have == need:
+        for i, need in enumerate(sig[0]):
+            costs = meta.input(i)
+            if not meta.constrained and costs.has(need):
                 order -= 10
-            cost += ibn_copy_cost_1d(have[0], need[0], byte_size(t))
+            cost += costs.ibn_cost(need)
         scored.append(Candidate(sig, order, cost, meta.comm_us(sig)))
     if len(scored) == 1:
         return Decision(scored, scored[0].sig, "the only candidate left", scored[0].comm_us)
@@ -210,17 +257,14 @@ def select_oneflow_1d(cands: list[NdSig], meta: OpMeta) -> Decision:
 def select_oneflow_nd(cands: list[NdSig], meta: OpMeta) -> Decision:
     scored: list[Candidate] = []
     for sig in cands:
-        cost = sum(
-            eager_nd_cost(tuple(have), tuple(need), byte_size(t), meta.hierarchy, t.get_shape())
-            for t, have, need in zip(meta.in_types, meta.in_sbps, sig[0], strict=True)
-        )
+        cost = sum(meta.input(i).eager_cost(need) for i, need in enumerate(sig[0]))
         scored.append(Candidate(sig, 0.0, min(cost, FLT_MAX), meta.comm_us(sig)))
     if len(scored) == 1:
         return Decision(scored, scored[0].sig, "the only candidate left", scored[0].comm_us)
     best: Candidate | None = None
     min_cost, min_ratio = VALID_MAX_COPY_COST, 0
     for cand in scored:
-        ratio = sum(1 for have, need in zip(meta.in_sbps, cand.sig[0], strict=True) if have != need)
+        ratio = meta.mismatches(cand.sig)
         if ratio == 0:
             return Decision(scored, cand.sig, "first candidate whose inputs all match (kAllMatch)", cand.comm_us)
         if cand.oneflow_cost < min_cost * 0.9999999 or (
@@ -236,8 +280,7 @@ def select_cost(cands: list[NdSig], meta: OpMeta) -> Decision:
     scored = [Candidate(sig, 0.0, 0.0, meta.comm_us(sig)) for sig in cands]
 
     def key(c: Candidate) -> tuple[float, int]:
-        mismatches = sum(1 for have, need in zip(meta.in_sbps, c.sig[0], strict=True) if have != need)
-        return (round(c.comm_us, 9), mismatches)
+        return (round(c.comm_us, 9), meta.mismatches(c.sig))
 
     best = min(scored, key=key)
     return Decision(scored, best.sig, f"lowest modelled boxing time {best.comm_us:.3f} us", best.comm_us)
@@ -250,22 +293,163 @@ def select_cost(cands: list[NdSig], meta: OpMeta) -> Decision:
 
 @dataclass
 class OpRecord:
-    """What the report prints for one op."""
+    """What the report prints for one op; its texts are built on first use."""
 
     op: Operation
-    description: str
     decision: Decision
-    boxing: list[str]
+    in_types: tuple[GlobalTensorType, ...]
+    in_sbps: tuple[NdSbpAttr, ...]
 
+    @cached_property
+    def description(self) -> str:
+        """`describe_op(op)` as it read when the op was inferred."""
+        return f"{self.op.name}({', '.join(t.describe() for t in self.in_types)})"
+
+    @cached_property
+    def boxing(self) -> list[str]:
+        return [
+            f"operand {i}: {have.short_str()} -> {need.short_str()}"
+            for i, (have, need) in enumerate(zip(self.in_sbps, self.decision.chosen[0], strict=True))
+            if have != need
+        ]
+
+
+# ---------------------------------------------------------------------------
+# Caches. Building an attribute runs its verifier and hashing one walks its parameters, so the
+# hot path keys on small ints and shape tuples, and builds each signature and result type once.
+# ---------------------------------------------------------------------------
 
 _MEMO: dict[tuple[object, ...], Decision] = {}
+"""Decisions per op meta, kept across runs (OneFlow's GlobalTensorInferCache)."""
+
+_ND_INDEX: dict[NdSbpAttr, int] = {}
+"""A small int per distinct ND-SBP value (the memo keys hold these, not attribute trees)."""
+
+_MODEL_INDEX: dict[CommModel, int] = {}
 
 
-def _memo_key(op: Operation, meta: OpMeta, hint: Attribute | None, required: tuple[object, ...]) -> tuple[object, ...]:
-    props = tuple(sorted((k, v) for k, v in op.properties.items()))
-    shapes = tuple((t.get_shape(), t.element_type) for t in meta.in_types)
+class _InputCosts:
+    """The costs of one input (shape, element size, ND-SBP on a hierarchy) towards each ND-SBP a
+    candidate needs; shared by every op of a run with an equal input."""
+
+    __slots__ = ("_comm", "_eager", "_ibn", "have", "have_index", "hierarchy", "run", "ty")
+
+    def __init__(self, run: _Run, ty: GlobalTensorType, have: NdSbpAttr, hierarchy: tuple[int, ...]):
+        self.run, self.ty, self.have, self.hierarchy = run, ty, have, hierarchy
+        self.have_index = run.nd_index(have)
+        self._comm: dict[int, tuple[float, ...]] = {}
+        self._eager: dict[int, float] = {}
+        self._ibn: dict[int, float] = {}
+
+    def has(self, need: NdSbpAttr) -> bool:
+        """`have == need`."""
+        return self.run.nd_index(need) == self.have_index
+
+    def comm_terms(self, need: NdSbpAttr) -> tuple[float, ...]:
+        key = self.run.nd_index(need)
+        found = self._comm.get(key)
+        if found is None:
+            found = self._comm[key] = input_comm_terms(self.ty, self.have, need, self.hierarchy, self.run.model)
+        return found
+
+    def eager_cost(self, need: NdSbpAttr) -> float:
+        """OneFlow's eager ND copy cost from this input to `need`."""
+        key = self.run.nd_index(need)
+        found = self._eager.get(key)
+        if found is None:
+            t = self.ty
+            found = eager_nd_cost(tuple(self.have), tuple(need), byte_size(t), self.hierarchy, t.get_shape())
+            self._eager[key] = found
+        return found
+
+    def ibn_cost(self, need: NdSbpAttr) -> float:
+        """OneFlow's 1-D IbnCopyCost from this input to `need`."""
+        key = self.run.nd_index(need)
+        found = self._ibn.get(key)
+        if found is None:
+            found = self._ibn[key] = ibn_copy_cost_1d(self.have[0], need[0], byte_size(self.ty))
+        return found
+
+
+class _Run:
+    """The caches of one pass run. Objects cached by id are referenced here, so no id is reused."""
+
+    def __init__(self, model: CommModel):
+        self.model = model
+        self.model_index = _MODEL_INDEX.setdefault(model, len(_MODEL_INDEX))
+        self._nds: dict[int, tuple[NdSbpAttr, int]] = {}
+        self._types: dict[int, tuple[GlobalTensorType, tuple[object, ...]]] = {}
+        self._inputs: dict[tuple[object, ...], _InputCosts] = {}
+        self._placements: dict[tuple[int, str], tuple[object, PlacementOp | None, tuple[int, ...]]] = {}
+        self._rules: dict[type[Operation], SbpRule | None] = {}
+        self._results: dict[tuple[object, ...], GlobalTensorType] = {}
+        self.candidates: dict[tuple[object, ...], list[NdSig]] = {}
+
+    def nd_index(self, nd: NdSbpAttr) -> int:
+        found = self._nds.get(id(nd))
+        if found is None:
+            found = self._nds[id(nd)] = (nd, _ND_INDEX.setdefault(nd, len(_ND_INDEX)))
+        return found[1]
+
+    def type_key(self, ty: GlobalTensorType) -> tuple[object, ...]:
+        """(shape, element bytes, ND-SBP index or None): all a decision reads of an input type."""
+        found = self._types.get(id(ty))
+        if found is None:
+            nd = ty.nd_sbp
+            key = (ty.get_shape(), element_bytes(ty), None if nd is None else self.nd_index(nd))
+            found = self._types[id(ty)] = (ty, key)
+        return found[1]
+
+    def input_costs(self, ty: GlobalTensorType, have: NdSbpAttr, hierarchy: tuple[int, ...]) -> _InputCosts:
+        shape, nbytes, _ = self.type_key(ty)
+        key = (shape, nbytes, self.nd_index(have), hierarchy)
+        found = self._inputs.get(key)
+        if found is None:
+            found = self._inputs[key] = _InputCosts(self, ty, have, hierarchy)
+        return found
+
+    def placement(self, op: Operation, ty: GlobalTensorType) -> tuple[PlacementOp | None, tuple[int, ...]]:
+        """`lookup_placement(op, ty)` and its hierarchy. Ops with an SBP rule are no symbol
+        tables, so the lookup depends on the op's block only."""
+        block = op.parent
+        key = (id(block), ty.placement_name)
+        found = self._placements.get(key)
+        if found is None or block is None:
+            placement = lookup_placement(op, ty)
+            hierarchy = placement.get_hierarchy() if isinstance(placement, PlacementOp) else ()
+            found = self._placements[key] = (block, placement, hierarchy)
+        return found[1], found[2]  # type: ignore[return-value]
+
+    def rule_of(self, op: Operation) -> SbpRule | None:
+        cls = type(op)
+        if cls not in self._rules:
+            self._rules[cls] = op.get_trait(SbpRule)
+        return self._rules[cls]
+
+    def result_type(self, ty: GlobalTensorType, nd: NdSbpAttr) -> GlobalTensorType:
+        """`ty.with_sbp(nd)`, one object per distinct result type."""
+        key = (ty.get_shape(), ty.element_type, ty.placement_name, ty.layout, self.nd_index(nd))
+        found = self._results.get(key)
+        if found is None:
+            found = self._results[key] = ty.with_sbp(nd)
+        return found
+
+
+def _op_key(op: Operation) -> tuple[object, ...]:
+    """What an op's candidate list depends on besides its input shapes."""
+    props = tuple(sorted(op.properties.items())) if op.properties else ()
     outs = tuple(r.type.get_shape() if isinstance(r.type, GlobalTensorType) else None for r in op.results)
-    return (op.name, props, shapes, outs, meta.in_sbps, meta.hierarchy, hint, required, meta.rule, meta.model)
+    return (op.name, props, outs)
+
+
+def _memo_key(op: Operation, meta: OpMeta, hint: Attribute | None,
+              required: tuple[NdSbpAttr | None, ...]) -> tuple[object, ...]:
+    """Everything the decision depends on (element types only through their size)."""
+    run = meta.ensure_run()
+    ins = tuple(run.type_key(t) for t in meta.in_types)
+    sbps = tuple(run.nd_index(nd) for nd in meta.in_sbps)
+    outs = tuple(None if r is None else run.nd_index(r) for r in required)
+    return (_op_key(op), ins, sbps, meta.hierarchy, hint, outs, meta.rule, run.model_index)
 
 
 def decide(op: Operation, rule: SbpRule, meta: OpMeta, hint: SignatureAttr | None,
@@ -273,22 +457,29 @@ def decide(op: Operation, rule: SbpRule, meta: OpMeta, hint: SignatureAttr | Non
     key = _memo_key(op, meta, hint, required)
     if (found := _MEMO.get(key)) is not None:
         return found
+    run = meta.ensure_run()
     complete = meta.rule == "cost"
-    cands = nd_candidates(rule, op, meta.hierarchy, complete)
     one_d = len(meta.hierarchy) == 1
-    shapes = [t.get_shape() for t in meta.in_types]
+    shapes = tuple(t.get_shape() for t in meta.in_types)
+    candidates_key = (key[0], shapes, meta.hierarchy, complete)
+    cands = run.candidates.get(candidates_key)
+    if cands is None:
+        cands = nd_candidates(rule, op, meta.hierarchy, complete)
 
-    def fits(sig: NdSig) -> bool:
-        return all(fits_shape(nd, s, meta.hierarchy) for nd, s in zip(sig[0], shapes, strict=True))
+        def fits(sig: NdSig) -> bool:
+            return all(fits_shape(nd, s, meta.hierarchy) for nd, s in zip(sig[0], shapes, strict=True))
+
+        cands = [c for c in cands if fits(c)] if one_d or complete else swap_with_last_filter(cands, fits)
+        run.candidates[candidates_key] = cands
 
     def constrained(sig: NdSig) -> bool:
         return contains(sig, hint, required)
 
-    if one_d or complete:
-        cands = [c for c in cands if fits(c)]
+    if hint is None and all(r is None for r in required):
+        survivors = list(cands)  # nothing to contain: either filter keeps all, in order
+    elif one_d or complete:
         survivors = [c for c in cands if constrained(c)]
     else:
-        cands = swap_with_last_filter(cands, fits)
         survivors = swap_with_last_filter(cands, constrained)
     if not survivors:
         listed = "; ".join(format_nd_sig(c) for c in cands) or "none"
@@ -308,8 +499,10 @@ def decide(op: Operation, rule: SbpRule, meta: OpMeta, hint: SignatureAttr | Non
 
 
 def _set_type(value: SSAValue, ty: Attribute) -> None:
+    """Retype `value` in place: its uses stay (Rewriter.replace_value_with_new_type would build a
+    new value, rebuild the op's result list and move every use)."""
     if value.type != ty:
-        Rewriter.replace_value_with_new_type(value, ty)
+        value._type = ty  # pyright: ignore[reportPrivateUsage]
 
 
 @dataclass(frozen=True)
@@ -330,9 +523,10 @@ def infer_module(module: ModuleOp, rule: str, model: CommModel = DEFAULT_MODEL) 
     if rule not in ("oneflow", "cost"):
         raise OpError(module, f"infer-sbp: unknown rule '{rule}' (expected oneflow or cost)")
     records: list[OpRecord] = []
+    run = _Run(model)
     for f in module.walk():
         if isinstance(f, func.FuncOp) and not f.is_declaration:
-            records += infer_function(f, rule, model)
+            records += infer_function(f, rule, model, run)
     return records
 
 
@@ -344,7 +538,9 @@ def _sbp_of(op: Operation, value: SSAValue, index: int) -> NdSbpAttr:
     return ty.nd_sbp
 
 
-def infer_function(f: func.FuncOp, rule: str, model: CommModel) -> list[OpRecord]:
+def infer_function(f: func.FuncOp, rule: str, model: CommModel, run: _Run | None = None) -> list[OpRecord]:
+    if run is None or run.model is not model:
+        run = _Run(model)
     for i, arg in enumerate(f.body.block.args):
         if isinstance(arg.type, GlobalTensorType) and arg.type.nd_sbp is None:
             raise OpError(
@@ -360,10 +556,10 @@ def infer_function(f: func.FuncOp, rule: str, model: CommModel) -> list[OpRecord
             continue
         if isinstance(op, func.ReturnOp):
             continue
-        found = op.get_trait(SbpRule)
+        found = run.rule_of(op)
         if found is None:
             raise OpError(op, f"{describe_op(op)}: {op.name} has no SBP signature rule")
-        records.append(infer_op(op, found, rule, model))
+        records.append(infer_op(op, found, rule, model, run))
     f.update_function_type()
     return records
 
@@ -380,15 +576,19 @@ def _check_explicit(op: Operation) -> None:
     op.attributes["sbp.signature"] = SignatureAttr(ins, outs)
 
 
-def infer_op(op: Operation, rule: SbpRule, rule_name: str, model: CommModel) -> OpRecord:
+def infer_op(op: Operation, rule: SbpRule, rule_name: str, model: CommModel, run: _Run | None = None) -> OpRecord:
+    if run is None or run.model is not model:
+        run = _Run(model)
     in_types = tuple(v.type for v in op.operands)
     assert all(isinstance(t, GlobalTensorType) for t in in_types)
-    placement = lookup_placement(op, in_types[0])  # type: ignore[arg-type]
+    placement, hierarchy = run.placement(op, in_types[0])  # type: ignore[arg-type]
     assert isinstance(placement, PlacementOp)
-    names = {t.placement_name for t in in_types}  # type: ignore[attr-defined]
-    if len(names) > 1:
+    first = in_types[0].placement_name  # type: ignore[attr-defined]
+    if any(t.placement_name != first for t in in_types):  # type: ignore[attr-defined]
         raise OpError(op, f"{describe_op(op)}: operands are on different placements")
-    in_sbps = tuple(_sbp_of(op, v, i) for i, v in enumerate(op.operands))
+    in_sbps = tuple(t.nd_sbp for t in in_types)  # type: ignore[attr-defined]
+    if any(nd is None for nd in in_sbps):
+        in_sbps = tuple(_sbp_of(op, v, i) for i, v in enumerate(op.operands))  # raises for the first
     hint = op.attributes.get("sbp.hint")
     if hint is not None and not isinstance(hint, SignatureAttr):
         raise OpError(op, f"{describe_op(op)}: sbp.hint must be a #sbp.sig<...>")
@@ -399,18 +599,18 @@ def infer_op(op: Operation, rule: SbpRule, rule_name: str, model: CommModel) -> 
         )
     required = tuple(r.type.nd_sbp for r in op.results)  # type: ignore[attr-defined]
     meta = OpMeta(
-        rule_name, placement.get_hierarchy(), in_types, in_sbps,  # type: ignore[arg-type]
-        constrained=hint is not None or any(required), model=model,
+        rule_name, hierarchy, in_types, in_sbps,  # type: ignore[arg-type]
+        # OneFlow's OrderValue is 0 whenever the conf has an entry; an all-`?` hint has none.
+        constrained=any(required)
+        or (hint is not None and any(isinstance(e, NdSbpAttr) for e in (*hint.inputs.data, *hint.outputs.data))),
+        model=model,
+        run=run,
     )
     decision = decide(op, rule, meta, hint, required)
-    ins, outs = decision.chosen
-    for r, nd in zip(op.results, outs, strict=True):
-        assert isinstance(r.type, GlobalTensorType)
-        _set_type(r, r.type.with_sbp(nd))
-    op.attributes["sbp.signature"] = SignatureAttr(list(ins), list(outs))
-    boxing = [
-        f"operand {i}: {have.short_str()} -> {need.short_str()}"
-        for i, (have, need) in enumerate(zip(in_sbps, ins, strict=True))
-        if have != need
-    ]
-    return OpRecord(op, describe_op(op), decision, boxing)
+    for r, nd in zip(op.results, decision.chosen[1], strict=True):
+        ty = r.type
+        assert isinstance(ty, GlobalTensorType)
+        if ty.nd_sbp is None:  # a result written with an SBP is one the candidates had to produce
+            _set_type(r, run.result_type(ty, nd))
+    op.attributes["sbp.signature"] = decision.signature()
+    return OpRecord(op, decision, in_types, in_sbps)  # type: ignore[arg-type]

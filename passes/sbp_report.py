@@ -87,7 +87,7 @@ def build_report(module: ModuleOp, rule: str) -> dict[str, Any]:
         "totals": {
             name: {
                 "modelled_us": round(t.time_us, 6),
-                "bytes_sent_per_rank": t.bytes_sent,
+                "bytes_sent_all_ranks": t.bytes_sent,
                 "ops_with_boxing": t.ops_with_boxing,
             }
             for name, (_, t) in per_rule.items()
@@ -110,7 +110,7 @@ def render_text(report: dict[str, Any]) -> str:
     for name, t in report["totals"].items():
         lines.append(
             f"total rule={name}: {t['modelled_us']:.3f} us modelled, "
-            f"{t['bytes_sent_per_rank']:g} bytes sent per rank, {t['ops_with_boxing']} ops with boxing"
+            f"{t['bytes_sent_all_ranks']:g} bytes sent (all ranks), {t['ops_with_boxing']} ops with boxing"
         )
     return "\n".join(lines) + "\n"
 
