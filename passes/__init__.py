@@ -13,8 +13,22 @@ def _infer_sbp() -> type[ModulePass]:
     return InferSbpPass
 
 
+def _materialize_boxing() -> type[ModulePass]:
+    from passes.materialize_boxing import MaterializeBoxingPass
+
+    return MaterializeBoxingPass
+
+
+def _lower_boxing() -> type[ModulePass]:
+    from passes.lower_boxing import LowerBoxingPass
+
+    return LowerBoxingPass
+
+
 def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     """All registered passes, keyed by their command-line name."""
     return {
         "infer-sbp": _infer_sbp,
+        "materialize-boxing": _materialize_boxing,
+        "lower-boxing": _lower_boxing,
     }

@@ -217,9 +217,14 @@ def distribute(value: np.ndarray, state: NdSbp, hierarchy: Sequence[int], rng: n
     for d, entry in enumerate(state):
         nxt: dict[Coord, np.ndarray] = {}
         nxt_ext: dict[Coord, list[tuple[int, int]]] = {}
+        made: dict[Coord, list[np.ndarray]] = {}
         for prefix, arr in level.items():
             if isinstance(entry, PartialAttr):
-                pieces = _random_pieces(arr, hierarchy[d], entry.reduce_kind, rng)
+                # Broadcast replicas hold identical data: one decomposition per replica class.
+                canonical = tuple(0 if isinstance(state[i], BroadcastAttr) else c for i, c in enumerate(prefix))
+                if canonical not in made:
+                    made[canonical] = _random_pieces(arr, hierarchy[d], entry.reduce_kind, rng)
+                pieces = made[canonical]
             for i in range(hierarchy[d]):
                 ext = list(extents[prefix])
                 if isinstance(entry, SplitAttr):
