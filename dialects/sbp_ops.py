@@ -13,11 +13,15 @@ from collections.abc import Sequence
 from typing import ClassVar
 
 from xdsl.dialects.builtin import (
+    ArrayAttr,
+    SymbolRefAttr,
+    TensorType,
     AnyFloat,
     DenseArrayBase,
     FloatAttr,
     IntegerAttr,
     IntegerType,
+    ModuleOp,
     StringAttr,
     UnitAttr,
     i64,
@@ -28,8 +32,8 @@ from xdsl.irdl import (
     ParsePropInAttrDict,
     base,
     irdl_op_definition,
-    opt_prop_def,
     operand_def,
+    opt_prop_def,
     prop_def,
     result_def,
     traits_def,
@@ -42,10 +46,10 @@ from xdsl.utils.exceptions import VerifyException
 from dialects.layout import LayoutAttr
 from dialects.sbp import (
     BroadcastAttr,
-    ReduceKind,
     GlobalTensorType,
     NdSbpAttr,
     PartialAttr,
+    ReduceKind,
     SbpAttr,
     SignatureAttr,
     SplitAttr,
@@ -60,7 +64,8 @@ from dialects.signatures import (
     UnaryRule,
 )
 
-TensorT = base(GlobalTensorType)
+TensorT = base(GlobalTensorType) | base(TensorType)
+"""Global `!sbp.tensor` values; after `spmdize`, per-rank builtin `tensor<...>` values."""
 
 # ---------------------------------------------------------------------------
 # Placement
@@ -100,6 +105,9 @@ class PlacementOp(IRDLOperation):
     def verify_(self) -> None:
         hierarchy, ranks = self.get_hierarchy(), self.get_ranks()
         where = f"sbp.placement @{self.sym_name.data}"
+        parent = self.parent_op()
+        if parent is not None and not isinstance(parent, ModuleOp):
+            raise VerifyException(f"{where}: must be at module level, not inside {parent.name}")
         if not hierarchy or any(h <= 0 for h in hierarchy):
             raise VerifyException(f"{where}: hierarchy {list(hierarchy)} must be non-empty and positive")
         if math.prod(hierarchy) != len(ranks):
@@ -138,7 +146,11 @@ _Nested = int | list["_Nested"]
 
 def _parse_nested_ranks(parser: Parser) -> _Nested:
     if parser.parse_optional_punctuation("[") is None:
-        return parser.parse_integer(allow_boolean=False, context_msg=" (a rank or a nested list of ranks)")
+        start = parser.pos
+        rank = parser.parse_integer(allow_boolean=False, context_msg=" (a rank or a nested list of ranks)")
+        if not -(2**63) <= rank < 2**63:  # ranks are stored as array<i64>, which would raise ValueError
+            parser.raise_error(f"rank {rank} does not fit in a 64-bit integer", start, parser.pos)
+        return rank
     items: list[_Nested] = []
     if parser.parse_optional_punctuation("]") is not None:
         return items
@@ -224,6 +236,12 @@ class SbpOp(IRDLOperation, abc.ABC):
     """Base of the ops on global tensors: common type/placement checks, then `verify_semantics`."""
 
     def verify_(self) -> None:
+        types = [v.type for v in (*self.operands, *self.results)]
+        if any(isinstance(t, TensorType) for t in types):
+            if not all(isinstance(t, TensorType) for t in types):
+                raise VerifyException(f"{self.name}: cannot mix per-rank tensor<...> and global !sbp.tensor types")
+            self.verify_local()
+            return
         placements: set[str] = set()
         for i, v in enumerate(self.operands):
             assert isinstance(v.type, GlobalTensorType)
@@ -249,6 +267,9 @@ class SbpOp(IRDLOperation, abc.ABC):
 
     def verify_semantics(self) -> None:
         """Op-specific shape and element-type rules."""
+
+    def verify_local(self) -> None:
+        """Checks of the per-rank form produced by `spmdize` (shapes may be dynamic there)."""
 
     def fail(self, message: str) -> VerifyException:
         return VerifyException(f"{describe_op(self)}: {message}")
@@ -586,6 +607,9 @@ class ReshapeOp(SbpOp):
     name = "sbp.reshape"
     x = operand_def(TensorT)
     result = result_def(TensorT)
+    local_shapes = opt_prop_def(ArrayAttr)
+    """After `spmdize`: each rank's output shape (flat rank order), since shards may differ."""
+    irdl_options = (ParsePropInAttrDict(),)
     traits = traits_def(Pure(), ReshapeRule())
     assembly_format = "$x attr-dict `:` type($x) `->` type($result)"
 
@@ -648,6 +672,11 @@ class CollectiveOp(ConversionOp, abc.ABC):
 
     irdl_options = (ParsePropInAttrDict(),)
     mesh_axes = prop_def(DenseArrayBase.constr(i64))
+    # After `spmdize` the types are per-rank tensors, so the step is spelled out:
+    placement = opt_prop_def(SymbolRefAttr)
+    src_sbp = opt_prop_def(NdSbpAttr)
+    dst_sbp = opt_prop_def(NdSbpAttr)
+    global_shape = opt_prop_def(DenseArrayBase.constr(i64))
     TRANSITION: ClassVar[str]
 
     def get_mesh_axes(self) -> tuple[int, ...]:
@@ -662,9 +691,19 @@ class CollectiveOp(ConversionOp, abc.ABC):
         src, dst = _tensor(self.x.type).nd_sbp, _tensor(self.result.type).nd_sbp
         if src is None or dst is None:
             raise self.fail("collective operand and result types must carry an ND-SBP")
+        self.verify_transition(src, dst)
+
+    def verify_local(self) -> None:
+        if self.src_sbp is None or self.dst_sbp is None or self.placement is None or self.global_shape is None:
+            raise VerifyException(
+                f"{self.name} on per-rank tensors needs the properties placement, src_sbp, dst_sbp and global_shape"
+            )
+        self.verify_transition(self.src_sbp, self.dst_sbp)
+
+    def verify_transition(self, src: NdSbpAttr, dst: NdSbpAttr) -> None:
         axes = self.get_mesh_axes()
         if not axes or len(set(axes)) != len(axes) or any(not 0 <= a < len(src) for a in axes):
-            raise self.fail(f"mesh_axes {list(axes)} must be distinct mesh axes in 0..{len(src) - 1}")
+            raise self.fail(f"mesh_axes {list(axes)} must be one or more distinct mesh axes in 0..{len(src) - 1}")
         for d in range(len(src)):
             if d not in axes and src[d] != dst[d]:
                 raise self.fail(

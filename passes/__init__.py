@@ -25,10 +25,17 @@ def _lower_boxing() -> type[ModulePass]:
     return LowerBoxingPass
 
 
+def _spmdize() -> type[ModulePass]:
+    from passes.spmdize import SpmdizePass
+
+    return SpmdizePass
+
+
 def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     """All registered passes, keyed by their command-line name."""
     return {
         "infer-sbp": _infer_sbp,
         "materialize-boxing": _materialize_boxing,
         "lower-boxing": _lower_boxing,
+        "spmdize": _spmdize,
     }

@@ -53,9 +53,7 @@ def ranges(shape: Sequence[int], state: NdSbp, hierarchy: Sequence[int], coord: 
 def _minor_most(state: NdSbp, axis: int, tensor_axis: int, axes: Sequence[int]) -> bool:
     """No mesh axis after `axis` (outside the merged group `axes`) splits `tensor_axis`."""
     return not any(
-        isinstance(e, SplitAttr) and e.dim == tensor_axis and d not in axes
-        for d, e in enumerate(state)
-        if d > axis
+        isinstance(e, SplitAttr) and e.dim == tensor_axis and d not in axes for d, e in enumerate(state) if d > axis
     )
 
 
@@ -133,7 +131,12 @@ def flat_piece(n_elements: int, parts: int, index: int) -> tuple[int, int]:
 
 
 def step_bytes_exact(
-    kind: str, src: NdSbp, dst: NdSbp, axes: Sequence[int], shape: Sequence[int], hierarchy: Sequence[int],
+    kind: str,
+    src: NdSbp,
+    dst: NdSbp,
+    axes: Sequence[int],
+    shape: Sequence[int],
+    hierarchy: Sequence[int],
     elt_bytes: int,
 ) -> dict[Coord, int]:
     """Bytes each rank sends in one step (direct algorithm; what the simulator measures)."""
@@ -274,7 +277,12 @@ def _same(a: np.ndarray, b: np.ndarray) -> bool:
 
 
 def execute_step(
-    kind: str, shards: Shards, src: NdSbp, dst: NdSbp, axes: Sequence[int], shape: Sequence[int],
+    kind: str,
+    shards: Shards,
+    src: NdSbp,
+    dst: NdSbp,
+    axes: Sequence[int],
+    shape: Sequence[int],
     hierarchy: Sequence[int],
 ) -> tuple[Shards, dict[Coord, int]]:
     """Run one single-step collective on the shards; return new shards and bytes sent per rank."""
@@ -337,8 +345,13 @@ def execute_step(
 
 
 def _to_partial(
-    shard: np.ndarray, src: NdSbp, dst: NdSbp, axes: Sequence[int],
-    have: Sequence[tuple[int, int]], want: Sequence[tuple[int, int]], first: bool,
+    shard: np.ndarray,
+    src: NdSbp,
+    dst: NdSbp,
+    axes: Sequence[int],
+    have: Sequence[tuple[int, int]],
+    want: Sequence[tuple[int, int]],
+    first: bool,
 ) -> np.ndarray:
     new = dst[axes[0]]
     assert isinstance(new, PartialAttr)

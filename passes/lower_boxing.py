@@ -124,7 +124,8 @@ def _acyclic(src: NdSbp, dst: NdSbp, groups: list[tuple[int, ...]]) -> list[Move
     order: list[tuple[int, ...]] = []
     while todo:
         ready = [
-            g for g in todo
+            g
+            for g in todo
             if not (
                 isinstance(dst[g[0]], SplitAttr)
                 and any(src[h[0]] == dst[g[0]] and h in todo and h != g for h in groups)
