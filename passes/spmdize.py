@@ -51,9 +51,11 @@ def shard_shapes(ty: GlobalTensorType, placement: PlacementOp) -> list[tuple[int
     return [local_shape(ty.get_shape(), sbp, hierarchy, c) for c in mesh_coords(hierarchy)]
 
 
-def local_type(shapes: list[tuple[int, ...]], element_type: Attribute) -> TensorType:
+def local_type(shapes: list[tuple[int, ...]], ty: GlobalTensorType) -> TensorType:
+    """The per-rank type: dims that differ between ranks are dynamic; the layout becomes the encoding."""
     dims = [s if all(x[i] == s for x in shapes) else DYNAMIC for i, s in enumerate(shapes[0])]
-    return TensorType(element_type, dims)
+    layout = ty.local_layout
+    return TensorType(ty.element_type, dims, layout) if layout is not None else TensorType(ty.element_type, dims)
 
 
 def _table(shapes: list[tuple[int, ...]]) -> ArrayAttr:
@@ -76,7 +78,7 @@ class _Localizer:
         if not isinstance(ty, GlobalTensorType):
             return None
         shapes = self.shapes(op, ty)
-        new = local_type(shapes, ty.element_type)
+        new = local_type(shapes, ty)
         Rewriter.replace_value_with_new_type(value, new)
         return new, shapes
 
@@ -84,6 +86,8 @@ class _Localizer:
 def spmdize_function(f: func.FuncOp) -> None:
     loc = _Localizer(f)
     for op in f.body.walk():  # collectives read their step off the global types, before any rewrite
+        if isinstance(op, BoxingOp | ToGlobalOp):  # reject before rewriting, so the message shows global types
+            raise OpError(op, f"{describe_op(op)}: run lower-boxing (and materialize-boxing) before spmdize")
         if isinstance(op, CollectiveOp) and isinstance(op.x.type, GlobalTensorType):
             src, dst = op.x.type, op.result.type
             assert isinstance(dst, GlobalTensorType)
@@ -97,8 +101,9 @@ def spmdize_function(f: func.FuncOp) -> None:
         ty = arg.type
         if isinstance(ty, GlobalTensorType):
             placement_name = placement_name or ty.placement_name
-            arg_attrs.append(_boundary_attrs(ty))
-            loc.convert(f, arg)
+            converted = loc.convert(f, arg)
+            assert converted is not None
+            arg_attrs.append(_boundary_attrs(ty, converted[1] if DYNAMIC in converted[0].get_shape() else None))
         else:
             arg_attrs.append(DictionaryAttr({}))
     res_attrs = [
@@ -126,8 +131,14 @@ def spmdize_function(f: func.FuncOp) -> None:
         f.attributes["sbp.placement"] = SymbolRefAttr(placement_name)
 
 
-def _boundary_attrs(ty: GlobalTensorType) -> DictionaryAttr:
-    return DictionaryAttr({"sbp.sbp": ty.sbp, "sbp.global_shape": DenseArrayBase.from_list(i64, list(ty.get_shape()))})
+def _boundary_attrs(ty: GlobalTensorType, shapes: list[tuple[int, ...]] | None = None) -> DictionaryAttr:
+    attrs: dict[str, Attribute] = {
+        "sbp.sbp": ty.sbp,
+        "sbp.global_shape": DenseArrayBase.from_list(i64, list(ty.get_shape())),
+    }
+    if shapes is not None:
+        attrs["sbp.local_shapes"] = _table(shapes)
+    return DictionaryAttr(attrs)
 
 
 @dataclass(frozen=True)
