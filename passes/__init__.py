@@ -31,6 +31,12 @@ def _spmdize() -> type[ModulePass]:
     return SpmdizePass
 
 
+def _lower_to_ascendc() -> type[ModulePass]:
+    from lowering.to_ascendc import LowerToAscendcPass
+
+    return LowerToAscendcPass
+
+
 def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     """All registered passes, keyed by their command-line name."""
     return {
@@ -38,4 +44,5 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "materialize-boxing": _materialize_boxing,
         "lower-boxing": _lower_boxing,
         "spmdize": _spmdize,
+        "lower-to-ascendc": _lower_to_ascendc,
     }

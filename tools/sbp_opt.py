@@ -61,12 +61,18 @@ def register_dialects(ctx: Context) -> None:
 
         return Test
 
+    def ascendc():
+        from dialects.ascendc import ASCENDC
+
+        return ASCENDC
+
     for name, factory in (
         ("builtin", builtin),
         ("func", func),
         ("arith", arith),
         ("test", test),
         ("sbp", sbp),
+        ("ascendc", ascendc),
     ):
         if name not in ctx.registered_dialect_names:
             ctx.register_dialect(name, factory)
@@ -83,6 +89,10 @@ class _PassFlag(argparse.Action):
         flags: list[str] = getattr(namespace, "pass_flags", None) or []
         flags.append(self.pass_name if not values else f"{self.pass_name}{{{values}}}")
         namespace.pass_flags = flags
+
+
+class UsageError(Exception):
+    """A bad command line (unknown pass, unknown pass option): reported as `error: MESSAGE`, exit 1."""
 
 
 class SbpOptMain(xDSLOptMain):
@@ -118,7 +128,10 @@ class SbpOptMain(xDSLOptMain):
             if previous is not None and not self.args.disable_verify:
                 module.verify()
 
-        self.pipeline = PassPipeline.parse_spec(self.available_passes, self.args.passes, verify_between)
+        try:
+            self.pipeline = PassPipeline.parse_spec(self.available_passes, self.args.passes, verify_between)
+        except ValueError as error:  # unknown pass name or pass option: a usage error, not an internal one
+            raise UsageError(str(error)) from None
 
     # -- running -----------------------------------------------------------
     def chunks(self) -> list[Source]:
@@ -203,7 +216,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         driver = SbpOptMain(description="sbpc optimizer driver", args=argv)
         return driver.run()
-    except ArgSpecParseError as error:
+    except (ArgSpecParseError, UsageError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
     except Exception as error:  # every failure is reported as one line, never a traceback

@@ -1,0 +1,331 @@
+"""Print the `ascendc` dialect as a CANN custom-op project (SPEC §5), in xDSL's printer style.
+
+`AscendCPrinter.print(op)` dispatches on the op class (functools.singledispatchmethod, as
+xdsl/backend/wgsl/wgsl_printer.py does): an `ascendc.kernel` prints the kernel source whose per-tile
+compute comes from the kernel's region, one line per op. `emit_project` writes, per kernel:
+
+    DIR/<kernel>/op_kernel/<kernel>.cpp       the kernel: TILING_KEY_IS(0..4) branches, all four dtypes
+    DIR/<kernel>/op_host/<kernel>_tiling.h    BEGIN_TILING_DATA_DEF(FmodTilingData) ...
+    DIR/<kernel>/op_host/<kernel>.cpp         TilingFunc, InferShape, OpDef (ascend910b, ascend910_93)
+    DIR/<kernel>/op_host/aclnn_<kernel>.h     the aclnn two-stage API
+    DIR/<kernel>/tiling.json                  the concrete tiling of every launch and rank
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO, Any
+
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DenseArrayBase,
+    DictionaryAttr,
+    FloatAttr,
+    IntegerAttr,
+    ModuleOp,
+    StringAttr,
+)
+from xdsl.ir import Attribute, Operation
+
+from dialects import ascendc
+from lowering import kernel_template as tpl
+from lowering.ascendc_runtime import TILING_FIELDS
+from lowering.host_tiling_cpp import host_tiling_source
+
+C_TYPES = {"f16": "half", "bf16": "bfloat16_t", "i16": "int16_t"}
+KEYS = {"fmod_tensor": (0, 1, 2, 3, 4), "fmod_scalar": (0, 3)}
+
+
+class AscendCPrinter:
+    """Prints ascendc ops as Ascend C source."""
+
+    def __init__(self, stream: IO[str]):
+        self.stream = stream
+        self.indent = 0
+
+    def line(self, text: str) -> None:
+        self.stream.write("  " * self.indent + text + "\n")
+
+    @contextmanager
+    def indented(self) -> Iterator[None]:
+        self.indent += 1
+        try:
+            yield
+        finally:
+            self.indent -= 1
+
+    @functools.singledispatchmethod
+    def print(self, op: Operation) -> None:
+        raise NotImplementedError(f"no Ascend C printer for {op.name}")
+
+    @print.register
+    def _(self, op: ascendc.KernelOp) -> None:
+        name = op.sym_name.data
+        scalar = op.scalar is not None
+        body = _Capture()
+        compute = AscendCPrinter(body)
+        compute.indent = 2
+        for inner in op.body.block.ops:
+            compute.print(inner)
+        cls = "Kernel" + op.op_type.data
+        other_param = "" if scalar else "GM_ADDR other, "
+        if scalar:
+            scalar_init = "    scalar_ = td.scalarOther;\n"
+            other_init = ""
+        else:
+            other_init = "    otherGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(other));\n"
+            scalar_init = (
+                "    if (ScalarLike()) {\n"
+                "      scalar_ = static_cast<float>(otherGm_.GetValue(static_cast<uint64_t>(td.otherOffset)));\n"
+                "    }\n"
+            )
+        branches = []
+        for i, key in enumerate(KEYS[name]):
+            head = "if" if i == 0 else "} else if"
+            branches.append(f"  {head} (TILING_KEY_IS({key})) {{\n")
+            branches.append(f"    {cls}<DTYPE_SELF> op;\n")
+            branches.append(f"    op.Init(self, {'' if scalar else 'other, '}out, tilingData, {key});\n")
+            branches.append("    op.Process();\n")
+        branches.append("  }\n")
+        self.stream.write(
+            tpl.KERNEL.format(
+                tiling_header=f"{name}_tiling.h",
+                cls=cls,
+                other_param=other_param,
+                other_init=other_init,
+                scalar_init=scalar_init,
+                copy_in_alloc="" if scalar else tpl.TENSOR_COPY_IN_ALLOC,
+                copy_in_other="" if scalar else tpl.TENSOR_COPY_IN_OTHER,
+                copy_in_enque="" if scalar else tpl.TENSOR_COPY_IN_ENQUE,
+                compute_operands=tpl.SCALAR_COMPUTE_OPERANDS if scalar else tpl.TENSOR_COMPUTE_OPERANDS,
+                compute=body.text,
+                compute_free="" if scalar else tpl.TENSOR_COMPUTE_FREE,
+                entry=name,
+                branches="".join(branches),
+            )
+        )
+
+    # -- the per-tile program: copies are the template's CopyIn/CopyOut; compute lines here ----------
+    @print.register
+    def _(self, op: ascendc.CopyInOp) -> None:
+        self.line(f"// {op.dst.data} <- {op.src.data}: DataCopyPad in CopyIn (exact bytes, padded to 32 B in UB)")
+
+    @print.register
+    def _(self, op: ascendc.CopyOutOp) -> None:
+        self.line(f"// {op.dst.data} <- {op.src.data}: DataCopyPad in CopyOut (exact bytes on tails)")
+
+    @print.register
+    def _(self, op: ascendc.DuplicateOp) -> None:
+        self.line("if (ScalarLike()) {")
+        with self.indented():
+            self.line(f"Duplicate({op.dst.data}, scalar_, static_cast<int32_t>(count));")
+        self.line("}")
+
+    @print.register
+    def _(self, op: ascendc.CastOp) -> None:
+        dst, src = op.dst.data, op.src.data
+        if op.mode is not None:
+            self.line(f"Cast({dst}, {src}, RoundMode::{op.mode.data}, count);")
+            return
+        assert op.modes is not None
+        guard = src in ("y",)  # the `other` tile exists only on the tensor path
+        if guard:
+            self.line("if (!ScalarLike()) {")
+            self.indent += 1
+        for i, (dtype, mode) in enumerate(op.modes.data.items()):
+            assert isinstance(mode, StringAttr)
+            head = "if constexpr" if i == 0 else "} else if constexpr"
+            self.line(f"{head} (std::is_same_v<T, {C_TYPES[dtype]}>) {{")
+            with self.indented():
+                self.line(f"Cast({dst}, {src}, RoundMode::{mode.data}, count);")
+        self.line("}")
+        if guard:
+            self.indent -= 1
+            self.line("}")
+
+    def _binary(self, fn: str, op: ascendc.DivOp | ascendc.MulOp | ascendc.SubOp | ascendc.AddOp) -> None:
+        self.line(f"{fn}({op.dst.data}, {op.src0.data}, {op.src1.data}, static_cast<int32_t>(count));")
+
+    @print.register
+    def _(self, op: ascendc.DivOp) -> None:
+        self._binary("Div", op)
+
+    @print.register
+    def _(self, op: ascendc.MulOp) -> None:
+        self._binary("Mul", op)
+
+    @print.register
+    def _(self, op: ascendc.SubOp) -> None:
+        self._binary("Sub", op)
+
+    @print.register
+    def _(self, op: ascendc.AddOp) -> None:
+        self._binary("Add", op)
+
+
+class _Capture:
+    def __init__(self) -> None:
+        self.text = ""
+
+    def write(self, s: str) -> None:
+        self.text += s
+
+
+# ---------------------------------------------------------------------------
+# Host side
+# ---------------------------------------------------------------------------
+
+
+def tiling_header(name: str, op_type: str) -> str:
+    guard = f"{name.upper()}_TILING_H"
+    lines = [
+        "// Generated by sbpc. Tiling data shared by the host TilingFunc and the kernel.",
+        f"#ifndef {guard}",
+        f"#define {guard}",
+        '#include "register/tilingdata_base.h"',
+        "",
+        "namespace optiling {",
+        "BEGIN_TILING_DATA_DEF(FmodTilingData)",
+    ]
+    for field, ctype, length in TILING_FIELDS:
+        if length:
+            lines.append(f"  TILING_DATA_FIELD_DEF_ARR({ctype}, {length}, {field});")
+        else:
+            lines.append(f"  TILING_DATA_FIELD_DEF({ctype}, {field});")
+    lines += [
+        "END_TILING_DATA_DEF;",
+        f"REGISTER_TILING_DATA_CLASS({op_type}, FmodTilingData)",
+        "}  // namespace optiling",
+        "",
+        f"#endif  // {guard}",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def host_source(name: str, op_type: str) -> str:
+    scalar = name == "fmod_scalar"
+    inputs = ['"self"'] if scalar else ['"self"', '"other"']
+    dtypes = "{ge::DT_BF16, ge::DT_FLOAT16, ge::DT_FLOAT, ge::DT_INT16}"
+    formats = "{ge::FORMAT_ND, ge::FORMAT_ND, ge::FORMAT_ND, ge::FORMAT_ND}"
+    defs = []
+    for arg in inputs:
+        defs.append(f"    this->Input({arg}).ParamType(REQUIRED).DataType({dtypes}).Format({formats});")
+    if scalar:
+        defs.append('    this->Attr("other").AttrType(REQUIRED).Float();')
+    defs.append(f'    this->Output("out").ParamType(REQUIRED).DataType({dtypes}).Format({formats});')
+    return "\n".join(
+        [
+            "// Generated by sbpc: host side of the fmod custom op (tiling, shape inference, prototype).",
+            f'#include "{name}_tiling.h"',
+            '#include "register/op_def_registry.h"',
+            '#include "tiling/platform/platform_ascendc.h"',
+            "",
+            "namespace optiling {",
+            host_tiling_source(op_type),
+            "}  // namespace optiling",
+            "",
+            "namespace ge {",
+            "static ge::graphStatus InferShape(gert::InferShapeContext* context) {",
+            "  const gert::Shape* selfShape = context->GetInputShape(0);",
+            "  gert::Shape* outShape = context->GetOutputShape(0);",
+            "  *outShape = *selfShape;  // out has self's shape; other broadcasts to it",
+            "  return GRAPH_SUCCESS;",
+            "}",
+            "}  // namespace ge",
+            "",
+            "namespace ops {",
+            f"class {op_type} : public OpDef {{",
+            " public:",
+            f"  explicit {op_type}(const char* name) : OpDef(name) {{",
+            *defs,
+            "    this->SetInferShape(ge::InferShape);",
+            "    this->AICore().SetTiling(optiling::TilingFunc);",
+            '    this->AICore().AddConfig("ascend910b");',
+            '    this->AICore().AddConfig("ascend910_93");',
+            "  }",
+            "};",
+            f"OP_ADD({op_type});",
+            "}  // namespace ops",
+            "",
+        ]
+    )
+
+
+def aclnn_header(name: str, op_type: str) -> str:
+    other = "const aclScalar* other" if name == "fmod_scalar" else "const aclTensor* other"
+    guard = f"ACLNN_{name.upper()}_H"
+    return "\n".join(
+        [
+            "// Generated by sbpc: aclnn two-stage API of the fmod custom op.",
+            f"#ifndef {guard}",
+            f"#define {guard}",
+            '#include "aclnn/aclnn_base.h"',
+            "",
+            '#ifdef __cplusplus\nextern "C" {\n#endif',
+            "",
+            f"aclnnStatus aclnn{op_type}GetWorkspaceSize(const aclTensor* self, {other}, aclTensor* out,",
+            "                                            uint64_t* workspaceSize, aclOpExecutor** executor);",
+            f"aclnnStatus aclnn{op_type}(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor,",
+            "                            aclrtStream stream);",
+            "",
+            "#ifdef __cplusplus\n}\n#endif",
+            f"#endif  // {guard}",
+            "",
+        ]
+    )
+
+
+def attr_to_json(attr: Attribute) -> Any:
+    if isinstance(attr, IntegerAttr):
+        return attr.value.data
+    if isinstance(attr, FloatAttr):
+        return attr.value.data
+    if isinstance(attr, StringAttr):
+        return attr.data
+    if isinstance(attr, DenseArrayBase):
+        return list(attr.get_values())
+    if isinstance(attr, ArrayAttr):
+        return [attr_to_json(a) for a in attr.data]
+    if isinstance(attr, DictionaryAttr):
+        return {k: attr_to_json(v) for k, v in attr.data.items()}
+    return str(attr)
+
+
+def emit_project(module: ModuleOp, out_dir: Path) -> list[Path]:
+    """Write the CANN project of every kernel in `module`; return the files written."""
+    written: list[Path] = []
+    kernels = [op for op in module.walk() if isinstance(op, ascendc.KernelOp)]
+    launches = [op for op in module.walk() if isinstance(op, ascendc.LaunchOp)]
+    for kernel in kernels:
+        name, op_type = kernel.sym_name.data, kernel.op_type.data
+        root = out_dir / name
+        (root / "op_kernel").mkdir(parents=True, exist_ok=True)
+        (root / "op_host").mkdir(parents=True, exist_ok=True)
+        stream = _Capture()
+        AscendCPrinter(stream).print(kernel)  # type: ignore[arg-type]
+        files = {
+            root / "op_kernel" / f"{name}.cpp": stream.text,
+            root / "op_host" / f"{name}_tiling.h": tiling_header(name, op_type),
+            root / "op_host" / f"{name}.cpp": host_source(name, op_type),
+            root / "op_host" / f"aclnn_{name}.h": aclnn_header(name, op_type),
+        }
+        mine = [launch for launch in launches if launch.kernel.root_reference.data == name]
+        files[root / "tiling.json"] = json.dumps(
+            {
+                "kernel": name,
+                "op_type": op_type,
+                "launches": [
+                    {"index": i, "ranks": [attr_to_json(t) for t in launch.tilings.data]} for i, launch in enumerate(mine)
+                ],
+            },
+            indent=2,
+        ) + "\n"
+        for path, text in files.items():
+            path.write_text(text, encoding="utf-8")
+            written.append(path)
+    return written
