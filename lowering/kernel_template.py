@@ -4,7 +4,8 @@ The kernel class keeps all GM<->UB traffic on TQue tiles (DataCopyPad: exact byt
 in UB) and walks its core's flat range of logical indices in *segments*: a segment is a run along
 the innermost coalesced dimension, placed at a 32-byte-aligned slot of the tile so that every vector
 operand stays aligned. Contiguous keys (0, 1) have one segment per tile; key 2 reads `other` runs
-(or duplicates a broadcast element) and copies the previous slot in UB when the run repeats; keys 3
+(or duplicates a broadcast element), never splits a run across tiles when it can avoid it, and keeps
+the last run in a UB cache so a repeated run is copied UB->UB instead of re-read from GM; keys 3
 and 4 read and write strided operands element by element when their innermost stride is not 1.
 CopyIn and CopyOut walk the same segments, so no per-segment table is kept.
 
@@ -62,6 +63,9 @@ class {cls} {{
       pipe_.InitBuffer(inY_, td.bufferNum, tileBytes);
     }}
     pipe_.InitBuffer(outZ_, td.bufferNum, tileBytes);
+    if (key_ == 2) {{
+      pipe_.InitBuffer(cacheBuf_, tileBytes);
+    }}
     pipe_.InitBuffer(q32Buf_, td.tileLength * sizeof(float));
     if constexpr (!std::is_same_v<T, float>) {{
       pipe_.InitBuffer(x32Buf_, td.tileLength * sizeof(float));
@@ -108,6 +112,9 @@ class {cls} {{
       len = len < run ? len : run;
     }}
     uint64_t room = td_.tileLength - slot;
+    if (key_ > 1 && slot > 0 && len > room) {{
+      return 0;  // keep runs whole within a tile so `other` runs repeat exactly (cache hits)
+    }}
     return static_cast<uint32_t>(len < room ? len : room);
   }}
 
@@ -160,12 +167,6 @@ class {cls} {{
   __aicore__ inline uint64_t CopyIn(uint64_t pos, uint64_t end, uint32_t& slots) {{
     LocalTensor<T> x = inX_.template AllocTensor<T>();
 {copy_in_alloc}    uint32_t slot = 0;
-    int64_t prevOther = -1;
-    uint32_t prevSlot = 0;
-    uint32_t prevLen = 0;
-    (void)prevOther;
-    (void)prevSlot;
-    (void)prevLen;
     for (uint32_t len = SegmentLength(pos, end, slot); len > 0; len = SegmentLength(pos, end, slot)) {{
       LoadRun(x, slot, selfGm_, SelfOffset(pos), InnerStride(td_.selfStride), len);
 {copy_in_other}      slots = slot + len;
@@ -214,6 +215,9 @@ class {cls} {{
   TBuf<TPosition::VECCALC> x32Buf_;
   TBuf<TPosition::VECCALC> y32Buf_;
   TBuf<TPosition::VECCALC> q32Buf_;
+  TBuf<TPosition::VECCALC> cacheBuf_;  // key 2: the last `other` run read from GM, reused across tiles
+  int64_t cacheOff_ = -1;
+  uint32_t cacheLen_ = 0;
   GlobalTensor<T> selfGm_;
   GlobalTensor<T> otherGm_;
   GlobalTensor<T> outGm_;
@@ -243,14 +247,18 @@ TENSOR_COPY_IN_OTHER = """\
         int64_t inner = key_ == 1 ? 1 : td_.otherStride[td_.dimNum - 1];
         if (inner == 0) {
           Duplicate(y[slot], otherGm_.GetValue(static_cast<uint64_t>(off)), static_cast<int32_t>(len));
-        } else if (inner == 1 && off == prevOther && len == prevLen) {
-          DataCopy(y[slot], y[prevSlot], AlignUp(len));
+        } else if (key_ == 2 && off == cacheOff_ && len == cacheLen_) {
+          LocalTensor<T> cache = cacheBuf_.template Get<T>();
+          DataCopy(y[slot], cache, AlignUp(len));
         } else {
           LoadRun(y, slot, otherGm_, off, inner, len);
+          if (key_ == 2) {
+            LocalTensor<T> cache = cacheBuf_.template Get<T>();
+            DataCopy(cache, y[slot], AlignUp(len));
+            cacheOff_ = off;
+            cacheLen_ = len;
+          }
         }
-        prevOther = off;
-        prevSlot = slot;
-        prevLen = len;
       }
 """
 

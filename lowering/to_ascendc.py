@@ -206,5 +206,6 @@ class LowerToAscendcPass(ModulePass):
             result_types=[target.result.type],
             properties={"kernel": SymbolRefAttr(name), "tilings": ArrayAttr(tilings)},
         )
+        launch.attributes.update(target.attributes)  # keep the per-rank shape table and the signature
         Rewriter.replace_op(target, launch)
 
