@@ -62,9 +62,10 @@ def broadcast_split_signatures(a: Sequence[int], b: Sequence[int]) -> list[Sig]:
         lead = long_rank - short_rank
         for i in range(lead):
             sigs.append(((_B, split(i)) if short_is_a else (split(i), _B), (split(i),)))
-        for i in range(short_rank):
+        for i in reversed(range(short_rank)):
             # Quirk: aligned trailing axes are split on both sides with no size-1 check, and the
-            # (B, S) form for a size-1 short dim is never generated.
+            # (B, S) form for a size-1 short dim is never generated. OneFlow emits them from the
+            # last axis backwards (FOR_RANGE over `NumAxes() - 1 - i`); the order decides ties.
             pair = (split(i), split(lead + i)) if short_is_a else (split(lead + i), split(i))
             sigs.append((pair, (split(lead + i),)))
         return sigs
@@ -175,8 +176,9 @@ class MatmulRule(SbpRule):
 
 @dataclass(frozen=True)
 class ReduceRule(SbpRule):
-    """reduce_sum (kind=sum): kept axis S(i)->S(i'), reduced S(i)->P, P->P; reduce_max/min:
-    kept-axis splits only (rule=cost adds reduced S(i)->P(kind) and P(kind)->P(kind))."""
+    """reduce_sum (kind=sum), per axis in order: kept S(i)->S(i'), reduced S(i)->P followed by
+    P->P (0-d: P->P only); reduce_max/min: kept-axis splits only (rule=cost adds reduced
+    S(i)->P(kind) and P(kind)->P(kind))."""
 
     kind: ReduceKind = ReduceKind.SUM
 
@@ -190,11 +192,14 @@ class ReduceRule(SbpRule):
         for i in range(rank):
             if i in axes:
                 if self.kind == ReduceKind.SUM:
+                    # GeneratePartialSbp<Sum>: S(i) -> P then P -> P, once per reduced axis
+                    # (so P -> P repeats when several axes are reduced, as in OneFlow).
                     sigs.append(((split(i),), (P_SUM,)))
+                    sigs.append(((P_SUM,), (P_SUM,)))
             else:
                 out = i if keepdims else i - sum(1 for a in axes if a < i)
                 sigs.append(((split(i),), (split(out),)))
-        if self.kind == ReduceKind.SUM:
+        if rank == 0 and self.kind == ReduceKind.SUM:
             sigs.append(((P_SUM,), (P_SUM,)))
         return sigs
 
@@ -258,6 +263,8 @@ class ReshapeRule(SbpRule):
 
     def signatures(self, op: Operation, n: int) -> list[Sig]:
         src, dst = _shape(op.operands[0]), _shape(op.results[0])
+        if not src or 0 in src:
+            return []  # OneFlow: a 0-d or empty input only gets the all-B signature (no P -> P)
         sigs: list[Sig] = [((split(a),), (split(b),)) for a, b in reshape_split_pairs(src, dst, n)]
         sigs.append(((P_SUM,), (P_SUM,)))
         return sigs

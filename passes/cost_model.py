@@ -230,8 +230,32 @@ def make_step(
     return Step(kind, axes, src, dst, step_time(kind, max(sent.values()), n, model), sum(sent.values()))
 
 
+_cached_step = lru_cache(maxsize=65536)(make_step)
+"""`make_step`, shared by the graphs of tensors that differ only in their partial kinds."""
+
+
 def _axis_subsets(rank: int) -> list[tuple[int, ...]]:
     return [c for k in range(1, rank + 1) for c in itertools.combinations(range(rank), k)]
+
+
+@lru_cache(maxsize=16384)
+def _steps_from(
+    state: NdSbp, shape: tuple[int, ...], elt_bytes: int, hierarchy: tuple[int, ...], model: CommModel,
+    kinds: frozenset[PartialAttr], merge_axes: bool,
+) -> tuple[tuple[NdSbp, Step], ...]:
+    """The edges out of `state`, in the order Dijkstra scans them. Pricing a step counts bytes
+    rank by rank, so the edges are built once per state and shared by the searches from every
+    source over the same tensor."""
+    alphabet: list[SbpAttr] = [*(split(i) for i in range(len(shape))), BROADCAST, *sorted(kinds, key=str)]
+    subsets = _axis_subsets(len(hierarchy)) if merge_axes else [(d,) for d in range(len(hierarchy))]
+    edges: list[tuple[NdSbp, Step]] = []
+    for axes in subsets:
+        for new in alphabet:
+            nxt = tuple(new if d in axes else e for d, e in enumerate(state))
+            kind = step_kind(state, nxt, axes)
+            if kind is not None:
+                edges.append((nxt, _cached_step(kind, state, nxt, axes, shape, elt_bytes, hierarchy, model)))
+    return tuple(edges)
 
 
 @lru_cache(maxsize=4096)
@@ -240,8 +264,6 @@ def _shortest_paths(
     kinds: frozenset[PartialAttr], merge_axes: bool,
 ) -> dict[NdSbp, tuple[float, Step | None]]:
     """Dijkstra from `src` over ND-SBP states; edges are single (possibly merged-axis) steps."""
-    alphabet: list[SbpAttr] = [*(split(i) for i in range(len(shape))), BROADCAST, *sorted(kinds, key=str)]
-    subsets = _axis_subsets(len(hierarchy)) if merge_axes else [(d,) for d in range(len(hierarchy))]
     best: dict[NdSbp, tuple[float, Step | None]] = {src: (0.0, None)}
     queue: list[tuple[float, int, NdSbp]] = [(0.0, 0, src)]
     counter = 1
@@ -251,19 +273,15 @@ def _shortest_paths(
         if state in done:
             continue
         done.add(state)
-        for axes in subsets:
-            for new in alphabet:
-                nxt = tuple(new if d in axes else e for d, e in enumerate(state))
-                kind = step_kind(state, nxt, axes)
-                if kind is None or nxt in done:
-                    continue
-                step = make_step(kind, state, nxt, axes, shape, elt_bytes, hierarchy, model)
-                # A tiny per-step epsilon prefers fewer steps among equal-time plans.
-                total = cost + step.time_us + 1e-9
-                if total < best.get(nxt, (math.inf, None))[0]:
-                    best[nxt] = (total, step)
-                    heapq.heappush(queue, (total, counter, nxt))
-                    counter += 1
+        for nxt, step in _steps_from(state, shape, elt_bytes, hierarchy, model, kinds, merge_axes):
+            if nxt in done:
+                continue
+            # A tiny per-step epsilon prefers fewer steps among equal-time plans.
+            total = cost + step.time_us + 1e-9
+            if total < best.get(nxt, (math.inf, None))[0]:
+                best[nxt] = (total, step)
+                heapq.heappush(queue, (total, counter, nxt))
+                counter += 1
     return best
 
 

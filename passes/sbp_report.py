@@ -99,8 +99,12 @@ def render_text(report: dict[str, Any]) -> str:
     lines = [f"// sbp-report (rule={report['rule']})"]
     for entry in report["ops"]:
         lines.append(f"op {entry['op']}")
+        marked = False
         for c in entry["candidates"]:
-            mark = "*" if c["signature"] == entry["chosen"] else " "
+            # Lists may repeat a signature (reduce_sum's P -> P per reduced axis, as in OneFlow);
+            # every rule picks the first of equals, so only that one is starred.
+            mark = "*" if c["signature"] == entry["chosen"] and not marked else " "
+            marked = marked or mark == "*"
             lines.append(
                 f"  {mark} {c['signature']:<40} order={c['order_value']:g} "
                 f"oneflow_cost={c['oneflow_cost']:g} modelled={c['modelled_us']:.3f}us"

@@ -1,0 +1,295 @@
+"""Each op family's 1-D signature list equals OneFlow's (reference/oneflow.md §5), in builder
+order, with the all-B signature appended last (GetSbpSignaturesIf).
+
+Signatures are written `"in0,in1->out"` with OneFlow's names (S(i), B, P, P(max), P(min)).
+"""
+
+from __future__ import annotations
+
+import pytest
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.ir import Operation
+from xdsl.parser import Parser
+
+from dialects.signatures import SbpRule, Sig, reshape_split_pairs
+from passes.infer_sbp import axis_list
+from tools.sbp_opt import register_dialects
+
+_CTX = Context()
+register_dialects(_CTX)
+
+
+def _ty(shape: tuple[int, ...], sbp: str = "B") -> str:
+    dims = "x".join(str(d) for d in shape)
+    return f"!sbp.tensor<{dims + 'x' if dims else ''}f32, @p, [{sbp}]>"
+
+
+def make_op(name: str, ins: list[tuple[int, ...]], out: tuple[int, ...], props: str = "") -> Operation:
+    """One `name` op (generic form) with operands of shapes `ins` and a result of shape `out`."""
+    args = ", ".join(f"%a{i}: {_ty(s)}" for i, s in enumerate(ins))
+    operands = ", ".join(f"%a{i}" for i in range(len(ins)))
+    in_types = ", ".join(_ty(s) for s in ins)
+    out_ty = _ty(out).replace(", [B]>", ">")
+    text = (
+        'sbp.placement @p "cpu" [0, 1]\n'
+        f"func.func @f({args}) {{\n"
+        f'  %r = "{name}"({operands}) {props} : ({in_types}) -> {out_ty}\n'
+        "  func.return\n}\n"
+    )
+    module = Parser(_CTX, text).parse_module()
+    module.verify()
+    f = next(op for op in module.walk() if isinstance(op, func.FuncOp))
+    return next(iter(f.body.block.ops))
+
+
+def fmt(sig: Sig) -> str:
+    return ",".join(e.short_str() for e in sig[0]) + "->" + ",".join(e.short_str() for e in sig[1])
+
+
+def oneflow_list(op: Operation, n: int = 2) -> list[str]:
+    """The op's OneFlow 1-D list on a mesh axis of size n, all-B appended."""
+    rule = op.get_trait(SbpRule)
+    assert rule is not None
+    return [fmt(s) for s in axis_list(rule, op, n, complete=False)]
+
+
+def complete_list(op: Operation, n: int = 2) -> list[str]:
+    """rule=cost's list: OneFlow's plus partial max/min, all-B last."""
+    rule = op.get_trait(SbpRule)
+    assert rule is not None
+    return [fmt(s) for s in axis_list(rule, op, n, complete=True)]
+
+
+# ---------------------------------------------------------------------------
+# Elementwise binary ops
+# ---------------------------------------------------------------------------
+
+
+def test_add_equal_shapes_is_add_n() -> None:
+    # a + b with equal shapes runs add_n: S(i) on all inputs for every axis, then P.
+    op = make_op("sbp.add", [(4, 6), (4, 6)], (4, 6))
+    assert oneflow_list(op) == ["S(0),S(0)->S(0)", "S(1),S(1)->S(1)", "P,P->P", "B,B->B"]
+
+
+def test_add_n_has_no_size_one_check() -> None:
+    # add_n splits every axis, size-1 ones included (the shape filter removes them later).
+    op = make_op("sbp.add", [(4, 1), (4, 1)], (4, 1))
+    assert oneflow_list(op) == ["S(0),S(0)->S(0)", "S(1),S(1)->S(1)", "P,P->P", "B,B->B"]
+
+
+def test_broadcast_equal_rank_size_one_dims() -> None:
+    # broadcast_sub, equal ranks: equal dims split both, x_i == 1 gives (B, S(i)), y_i == 1
+    # gives (S(i), B), both 1 gives nothing.
+    op = make_op("sbp.sub", [(4, 1, 6, 1), (4, 5, 1, 1)], (4, 5, 6, 1))
+    assert oneflow_list(op) == [
+        "S(0),S(0)->S(0)",
+        "B,S(1)->S(1)",
+        "S(2),B->S(2)",
+        "P,P->P",
+        "B,B->B",
+    ]
+
+
+def test_add_with_different_shapes_is_broadcast_add() -> None:
+    op = make_op("sbp.add", [(4, 6), (1, 6)], (4, 6))
+    assert oneflow_list(op) == ["S(0),B->S(0)", "S(1),S(1)->S(1)", "P,P->P", "B,B->B"]
+
+
+def test_broadcast_unequal_rank_quirk() -> None:
+    # x has the higher rank: its leading axes give (S(i), B); the aligned trailing axes give
+    # (S(xi), S(yi)) from the last axis backwards, with no size-1 check and no (S, B) form.
+    op = make_op("sbp.add", [(2, 4, 6), (4, 6)], (2, 4, 6))
+    assert oneflow_list(op) == ["S(0),B->S(0)", "S(2),S(1)->S(2)", "S(1),S(0)->S(1)", "P,P->P", "B,B->B"]
+    op = make_op("sbp.add", [(2, 4, 6), (1, 6)], (2, 4, 6))
+    # y's dim 1 is broadcast, yet (S(1), S(0)) is listed and (S(1), B) is missing.
+    assert oneflow_list(op) == ["S(0),B->S(0)", "S(2),S(1)->S(2)", "S(1),S(0)->S(1)", "P,P->P", "B,B->B"]
+
+
+def test_broadcast_unequal_rank_lower_lhs() -> None:
+    op = make_op("sbp.mul", [(6,), (3, 4, 6)], (3, 4, 6))
+    assert oneflow_list(op) == [
+        "B,S(0)->S(0)",
+        "B,S(1)->S(1)",
+        "S(0),S(2)->S(2)",
+        "B,P->P",
+        "P,B->P",
+        "B,B->B",
+    ]
+
+
+def test_scalar_rank_zero_operand() -> None:
+    op = make_op("sbp.div", [(4, 6), ()], (4, 6))
+    assert oneflow_list(op) == ["S(0),B->S(0)", "S(1),B->S(1)", "P,B->P", "B,B->B"]
+
+
+@pytest.mark.parametrize(
+    ("name", "partials"),
+    [
+        ("sbp.sub", ["P,P->P"]),
+        ("sbp.mul", ["B,P->P", "P,B->P"]),
+        ("sbp.div", ["P,B->P"]),
+        ("sbp.maximum", []),
+        ("sbp.minimum", []),
+        ("sbp.fmod", []),
+    ],
+)
+def test_binary_partials(name: str, partials: list[str]) -> None:
+    # Sub (P,P); Mul (B,P) then (P,B); Div (P,B) only; maximum/minimum/fmod none (not linear).
+    op = make_op(name, [(4, 6), (4, 6)], (4, 6))
+    assert oneflow_list(op) == ["S(0),S(0)->S(0)", "S(1),S(1)->S(1)", *partials, "B,B->B"]
+
+
+def test_fmod_broadcast_other() -> None:
+    op = make_op("sbp.fmod", [(4, 6), (6,)], (4, 6))
+    assert oneflow_list(op) == ["S(0),B->S(0)", "S(1),S(0)->S(1)", "B,B->B"]
+
+
+def test_extremum_lists_are_cost_only() -> None:
+    op = make_op("sbp.maximum", [(4, 6), (4, 6)], (4, 6))
+    assert complete_list(op) == ["S(0),S(0)->S(0)", "S(1),S(1)->S(1)", "P(max),P(max)->P(max)", "B,B->B"]
+    op = make_op("sbp.minimum", [(4, 6), (4, 6)], (4, 6))
+    assert complete_list(op) == ["S(0),S(0)->S(0)", "S(1),S(1)->S(1)", "P(min),P(min)->P(min)", "B,B->B"]
+    op = make_op("sbp.add", [(4, 6), (4, 6)], (4, 6))
+    assert complete_list(op) == oneflow_list(op)
+
+
+# ---------------------------------------------------------------------------
+# Unary and scalar ops
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "props", "partial"),
+    [
+        ("sbp.add_scalar", "<{scalar = 1.0 : f32}>", False),
+        ("sbp.fmod_scalar", "<{other = 3.0 : f32}>", False),
+        ("sbp.mul_scalar", "<{scalar = 2.0 : f32}>", True),
+        ("sbp.relu", "", False),
+    ],
+)
+def test_scalar_and_unary(name: str, props: str, partial: bool) -> None:
+    # scalar_add / scalar_fmod / relu: S(i) -> S(i) only; scalar_mul also P -> P.
+    op = make_op(name, [(4, 6, 2)], (4, 6, 2), props)
+    expected = ["S(0)->S(0)", "S(1)->S(1)", "S(2)->S(2)", *(["P->P"] if partial else []), "B->B"]
+    assert oneflow_list(op) == expected
+
+
+def test_unary_extremum_rules() -> None:
+    relu = make_op("sbp.relu", [(4, 6)], (4, 6))
+    assert complete_list(relu) == ["S(0)->S(0)", "S(1)->S(1)", "P(max)->P(max)", "P(min)->P(min)", "B->B"]
+    neg = make_op("sbp.neg", [(4, 6)], (4, 6))
+    assert complete_list(neg) == ["S(0)->S(0)", "S(1)->S(1)", "P->P", "P(max)->P(min)", "P(min)->P(max)", "B->B"]
+    fmod = make_op("sbp.fmod_scalar", [(4, 6)], (4, 6), "<{other = 3.0 : f32}>")
+    assert complete_list(fmod) == oneflow_list(fmod)
+
+
+# ---------------------------------------------------------------------------
+# matmul
+# ---------------------------------------------------------------------------
+
+_MATMUL_P = ["P,B->P", "B,P->P", "B,B->B"]
+
+
+@pytest.mark.parametrize(
+    ("props", "a", "b", "expected"),
+    [
+        ("", (4, 6), (6, 8), ["S(0),B->S(0)", "B,S(1)->S(1)", "S(1),S(0)->P"]),
+        ("<{transpose_a}>", (6, 4), (6, 8), ["S(1),B->S(0)", "B,S(1)->S(1)", "S(0),S(0)->P"]),
+        ("<{transpose_b}>", (4, 6), (8, 6), ["S(0),B->S(0)", "B,S(0)->S(1)", "S(1),S(1)->P"]),
+        ("<{transpose_a, transpose_b}>", (6, 4), (8, 6), ["S(1),B->S(0)", "B,S(0)->S(1)", "S(0),S(1)->P"]),
+    ],
+    ids=["plain", "transpose_a", "transpose_b", "transpose_ab"],
+)
+def test_matmul_variants(props: str, a: tuple[int, ...], b: tuple[int, ...], expected: list[str]) -> None:
+    op = make_op("sbp.matmul", [a, b], (4, 8), props)
+    assert oneflow_list(op) == [*expected, *_MATMUL_P]
+
+
+def test_batch_matmul() -> None:
+    # batch_matmul: S(i) on all for each batch axis first, then the matrix list on r-2 / r-1.
+    op = make_op("sbp.matmul", [(3, 2, 4, 6), (3, 2, 6, 8)], (3, 2, 4, 8))
+    assert oneflow_list(op) == [
+        "S(0),S(0)->S(0)",
+        "S(1),S(1)->S(1)",
+        "S(2),B->S(2)",
+        "B,S(3)->S(3)",
+        "S(3),S(2)->P",
+        *_MATMUL_P,
+    ]
+
+
+def test_broadcast_matmul() -> None:
+    # b without batch axes: the batch axis of a is split alone, b broadcast.
+    op = make_op("sbp.matmul", [(3, 4, 6), (6, 8)], (3, 4, 8))
+    assert oneflow_list(op) == ["S(0),B->S(0)", "S(1),B->S(1)", "B,S(1)->S(2)", "S(2),S(0)->P", *_MATMUL_P]
+
+
+# ---------------------------------------------------------------------------
+# Reductions, transpose, reshape
+# ---------------------------------------------------------------------------
+
+
+def test_reduce_sum_without_keepdims() -> None:
+    # Per input axis in order: reduced S(i) -> P then P -> P; kept S(i) -> S(i - #reduced before).
+    op = make_op("sbp.reduce_sum", [(4, 6, 8)], (4, 8), "<{axes = array<i64: 1>}>")
+    assert oneflow_list(op) == ["S(0)->S(0)", "S(1)->P", "P->P", "S(2)->S(1)", "B->B"]
+
+
+def test_reduce_sum_with_keepdims() -> None:
+    op = make_op("sbp.reduce_sum", [(4, 6, 8)], (4, 1, 8), "<{axes = array<i64: 1>, keepdims}>")
+    assert oneflow_list(op) == ["S(0)->S(0)", "S(1)->P", "P->P", "S(2)->S(2)", "B->B"]
+
+
+def test_reduce_sum_several_axes_repeats_p() -> None:
+    # GeneratePartialSbp runs once per reduced axis, so P -> P is listed once per reduced axis.
+    op = make_op("sbp.reduce_sum", [(4, 6, 8)], (6,), "<{axes = array<i64: 0, 2>}>")
+    assert oneflow_list(op) == ["S(0)->P", "P->P", "S(1)->S(0)", "S(2)->P", "P->P", "B->B"]
+
+
+def test_reduce_max_min_kept_axes_only() -> None:
+    op = make_op("sbp.reduce_max", [(4, 6, 8)], (4, 8), "<{axes = array<i64: 1>}>")
+    assert oneflow_list(op) == ["S(0)->S(0)", "S(2)->S(1)", "B->B"]
+    assert complete_list(op) == ["S(0)->S(0)", "S(2)->S(1)", "S(1)->P(max)", "P(max)->P(max)", "B->B"]
+    op = make_op("sbp.reduce_min", [(4, 6, 8)], (4, 1, 8), "<{axes = array<i64: 1>, keepdims}>")
+    assert oneflow_list(op) == ["S(0)->S(0)", "S(2)->S(2)", "B->B"]
+    assert complete_list(op) == ["S(0)->S(0)", "S(2)->S(2)", "S(1)->P(min)", "P(min)->P(min)", "B->B"]
+
+
+def test_transpose() -> None:
+    # S(perm[i]) -> S(i) for each output axis i, then P -> P.
+    op = make_op("sbp.transpose", [(2, 4, 6)], (6, 2, 4), "<{perm = array<i64: 2, 0, 1>}>")
+    assert oneflow_list(op) == ["S(2)->S(0)", "S(0)->S(1)", "S(1)->S(2)", "P->P", "B->B"]
+
+
+@pytest.mark.parametrize(
+    ("src", "dst", "n", "expected"),
+    [
+        # One group (4*6 = 24): the group start axes 0 -> 0 split if 4 == 24 or both % n == 0.
+        ((4, 6), (24,), 2, ["S(0)->S(0)", "P->P", "B->B"]),
+        ((4, 6), (24,), 3, ["P->P", "B->B"]),
+        ((4, 6), (24,), 4, ["S(0)->S(0)", "P->P", "B->B"]),
+        # Groups from the tail: (4) -> (4) equal, then (2, 3) -> (6): 2 % 2 == 6 % 2 == 0.
+        ((2, 3, 4), (6, 4), 2, ["S(0)->S(0)", "S(2)->S(1)", "P->P", "B->B"]),
+        ((2, 3, 4), (6, 4), 3, ["S(2)->S(1)", "P->P", "B->B"]),
+        # Size-1 dims are squeezed first and do not count.
+        ((4, 1, 6), (24,), 2, ["S(0)->S(0)", "P->P", "B->B"]),
+        ((6, 4), (6, 1, 4), 2, ["S(0)->S(0)", "S(1)->S(2)", "P->P", "B->B"]),
+        # Splitting and merging in one reshape: (4, 6) -> (2, 12): no equal cumulative product
+        # before the head, one group (4, 6) -> (2, 12) starting at 0 -> 0.
+        ((4, 6), (2, 12), 2, ["S(0)->S(0)", "P->P", "B->B"]),
+        # A 0-d input only gets the all-B signature (OneFlow returns before P -> P).
+        ((), (1, 1), 2, ["B->B"]),
+    ],
+)
+def test_reshape_grouping(src: tuple[int, ...], dst: tuple[int, ...], n: int, expected: list[str]) -> None:
+    op = make_op("sbp.reshape", [src], dst)
+    assert oneflow_list(op, n) == expected
+
+
+def test_reshape_split_pairs_direct() -> None:
+    assert reshape_split_pairs((4, 6), (24,), 2) == [(0, 0)]
+    assert reshape_split_pairs((2, 3, 4), (6, 4), 2) == [(0, 0), (2, 1)]
+    assert reshape_split_pairs((2, 3, 4), (6, 4), 3) == [(2, 1)]
+    assert reshape_split_pairs((8, 3), (2, 4, 3), 2) == [(0, 0), (1, 2)]
+    assert reshape_split_pairs((1, 1), (1,), 2) == []
