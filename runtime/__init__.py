@@ -1,0 +1,1 @@
+"""The mesh simulator behind `sbp-run`: numpy op semantics and lock-step SPMD execution."""

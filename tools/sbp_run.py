@@ -1,0 +1,375 @@
+"""`sbp-run`: compile a global program, run it on a simulated device mesh and check it (SPEC §4).
+
+    sbp-run FILE [--entry main] [--seed N | --inputs a.npy,b.npy] [--pipeline P]
+                 [--kernels numpy|ascendc-cpu] [--check] [--save-outputs DIR] [--debug]
+
+1. parse and verify FILE (located errors, exit 1);
+2. build global inputs: seeded random (floats standard normal, integers in [-10, 10]) or `.npy`
+   files whose shape and dtype must match the entry function's argument types;
+3. compile a clone of the module with the pass pipeline P
+   (default `infer-sbp,materialize-boxing,lower-boxing,spmdize`);
+4. distribute every input by its argument's SBP (`boxing_semantics.distribute`; partial inputs as
+   random pieces), run the compiled program in lock step on every rank (`runtime.simulator`),
+   and reassemble the outputs by the results' SBPs;
+5. print, per collective, the bytes each rank sent, then the total and the cost model's prediction;
+6. with `--check`, compare with the global numpy reference run on the original program: bitwise
+   unless the program sums floats in another order (then allclose with per-dtype tolerances);
+   print `check: OK` or a mismatch report and exit 1 on mismatch.
+
+Errors print as `FILE:LINE:COL: error: MESSAGE` (or `error: MESSAGE`) on stderr with exit code 1;
+a Python traceback appears only with `--debug`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+import traceback
+from collections.abc import Sequence
+from typing import NoReturn
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
+from xdsl.passes import ModulePass, PassPipeline
+from xdsl.utils.arg_spec import parse_pipeline
+from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
+
+from dialects.sbp import GlobalTensorType
+from passes.boxing_semantics import ReplicaMismatch, assemble, distribute
+from runtime import ops_numpy
+from runtime.simulator import (
+    Dist,
+    SimulationError,
+    compare,
+    find_function,
+    function_signature,
+    modelled_bytes,
+    reference,
+    reorders_float_sums,
+    simulate,
+    total_sent,
+)
+from tools.diagnostics import Diagnostic, LocatedParser, Source, error_diagnostic
+from tools.sbp_opt import register_dialects
+
+DEFAULT_PIPELINE = "infer-sbp,materialize-boxing,lower-boxing,spmdize"
+
+
+class Failure(Exception):
+    """A user-facing error, already formatted (printed as is on stderr, exit 1)."""
+
+
+class _ArgumentParser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:  # usage errors exit 1, like every other error
+        self.print_usage(sys.stderr)
+        self.exit(1, f"{self.prog}: error: {message}\n")
+
+
+def build_arg_parser() -> argparse.ArgumentParser:
+    parser = _ArgumentParser(
+        prog="sbp-run",
+        description="Compile an sbp program, run it on a simulated device mesh and compare with the global reference.",
+    )
+    parser.add_argument("file", metavar="FILE", help="input .mlir file")
+    parser.add_argument("--entry", default="main", help="function to run (default: main)")
+    inputs = parser.add_mutually_exclusive_group()
+    inputs.add_argument("--seed", type=int, default=None, help="seed of the random inputs (default 0)")
+    inputs.add_argument("--inputs", default=None, help="comma-separated .npy files, one per argument")
+    parser.add_argument(
+        "--pipeline", default=DEFAULT_PIPELINE, help=f"pass pipeline, MLIR syntax (default: {DEFAULT_PIPELINE})"
+    )
+    parser.add_argument("--kernels", choices=("numpy", "ascendc-cpu"), default="numpy",
+                        help="local kernels: numpy (default) or the emitted Ascend C fmod kernels on the CPU shim")
+    parser.add_argument("--check", action="store_true", help="compare the outputs with the global numpy reference")
+    parser.add_argument("--save-outputs", metavar="DIR", default=None,
+                        help="write the reassembled outputs as DIR/result0.npy, DIR/result1.npy, ...")
+    parser.add_argument("--debug", action="store_true", help="show Python tracebacks on errors")
+    return parser
+
+
+# ---------------------------------------------------------------------------
+# Steps
+# ---------------------------------------------------------------------------
+
+
+class Run:
+    """One invocation: the source, its parsed module and what is needed to locate errors."""
+
+    def __init__(self, args: argparse.Namespace):
+        self.args = args
+        self.ctx = Context()
+        register_dialects(self.ctx)
+        self.source: Source | None = None
+        self.positions: dict[Operation, int] = {}
+
+    # -- diagnostics ---------------------------------------------------------
+    def located(self, error: Exception, module: ModuleOp | None) -> Failure:
+        if self.args.debug:
+            traceback.print_exc()
+        assert self.source is not None
+        return Failure(error_diagnostic(error, self.source, self.positions, module).render())
+
+    def at_argument(self, fn: func.FuncOp, index: int, message: str) -> Failure:
+        """An error pointing at the entry function's argument `index` in the source."""
+        assert self.source is not None
+        start = self.positions.get(fn)
+        if start is None:
+            return Failure(f"{self.source.name}: error: {message}")
+        pos, width = start, 1
+        arg = fn.body.blocks.first.args[index] if fn.body.blocks.first is not None else None
+        if arg is not None and arg.name_hint is not None:
+            found = re.compile(rf"%{re.escape(arg.name_hint)}\s*:").search(self.source.text, start)
+            if found is not None:
+                pos, width = found.start(), len(arg.name_hint) + 1
+        line, col = self.source.line_col(pos)
+        return Failure(Diagnostic(self.source.name, line, col, message, self.source.line_text(line), width).render())
+
+    # -- 1. parse --------------------------------------------------------------
+    def parse(self) -> ModuleOp:
+        try:
+            with open(self.args.file, encoding="utf-8") as f:
+                text = f.read()
+        except OSError as error:
+            raise Failure(f"error: cannot read {self.args.file}: {error.strerror or error}") from None
+        self.source = Source(text, self.args.file)
+        parser = LocatedParser(self.ctx, self.source)
+        module: ModuleOp | None = None
+        try:
+            module = parser.parse_module()
+            self.positions = parser.positions
+            module.verify()
+        except (ParseError, DiagnosticException) as error:
+            self.positions = parser.positions
+            raise self.located(error, module) from None
+        return module
+
+    # -- 2. inputs -------------------------------------------------------------
+    def argument_types(self, module: ModuleOp, fn: func.FuncOp) -> list[tuple[tuple[int, ...], np.dtype]]:
+        """Global shape and dtype of each entry argument."""
+        found: list[tuple[tuple[int, ...], np.dtype]] = []
+        for i, ty in enumerate(fn.function_type.inputs.data):
+            if isinstance(ty, GlobalTensorType):
+                found.append((ty.get_shape(), ops_numpy.np_dtype(ty.element_type)))
+                continue
+            try:
+                args, _ = function_signature(module, fn.sym_name.data)
+            except DiagnosticException:
+                raise self.at_argument(fn, i, f"argument {i} of @{fn.sym_name.data} has type {ty}, "
+                                               "expected !sbp.tensor") from None
+            found.append((args[i].shape, args[i].dtype))
+        return found
+
+    def random_inputs(self, types: Sequence[tuple[tuple[int, ...], np.dtype]], rng: np.random.Generator,
+                      ) -> list[np.ndarray]:
+        inputs: list[np.ndarray] = []
+        for shape, dtype in types:
+            if ops_numpy.is_integer(dtype):
+                inputs.append(rng.integers(-10, 11, size=shape).astype(dtype))
+            else:
+                inputs.append(rng.standard_normal(shape).astype(np.float32).astype(dtype))
+        return inputs
+
+    def load_inputs(self, fn: func.FuncOp, types: Sequence[tuple[tuple[int, ...], np.dtype]]) -> list[np.ndarray]:
+        paths = [p.strip() for p in self.args.inputs.split(",") if p.strip()]
+        name = fn.sym_name.data
+        if len(paths) != len(types):
+            message = (f"--inputs gives {len(paths)} file{'' if len(paths) == 1 else 's'} but @{name} takes "
+                       f"{len(types)} argument{'' if len(types) == 1 else 's'}")
+            if not types:
+                raise Failure(f"error: {message}")
+            raise self.at_argument(fn, 0, message)
+        inputs: list[np.ndarray] = []
+        for i, (path, (shape, dtype)) in enumerate(zip(paths, types, strict=True)):
+            try:
+                value = np.load(path, allow_pickle=False)
+            except (OSError, ValueError, EOFError) as error:
+                raise Failure(f"error: cannot read input {path}: {error}") from None
+            if not isinstance(value, np.ndarray):
+                raise Failure(f"error: input {path} holds several arrays (.npz); give one .npy file per argument")
+            if dtype == ops_numpy.BF16 and value.dtype == np.dtype("V2"):
+                value = value.view(ops_numpy.BF16)
+            if value.shape != shape or value.dtype != dtype:
+                dims = ",".join(str(d) for d in shape)
+                expected = f"{ops_numpy.dtype_name(dtype)}[{dims}]"
+                raise self.at_argument(
+                    fn, i, f"input {i} ({path}) has shape {list(value.shape)} and dtype {value.dtype}, but argument "
+                    f"{i} of @{name} is {expected} (shape {list(shape)}, dtype {dtype})"
+                )
+            inputs.append(value)
+        return inputs
+
+    # -- 3. compile --------------------------------------------------------------
+    def pipeline(self) -> PassPipeline:
+        from passes import get_all_passes
+
+        available = get_all_passes()
+        spec = self.args.pipeline.strip()
+        try:
+            names = [p.name for p in parse_pipeline(spec)] if spec else []
+        except ArgSpecParseError as error:
+            raise Failure(f"error: bad --pipeline: {error}") from None
+        registered = ", ".join(sorted(available))
+        default_names = DEFAULT_PIPELINE.split(",")
+        for name in names:
+            if name in available:
+                continue
+            if name in default_names:
+                raise Failure(
+                    f"error: pass '{name}' of the pipeline is not registered yet (registered passes: {registered}); "
+                    f"give --pipeline with registered passes only, e.g. --pipeline \"\" for an already lowered program"
+                )
+            raise Failure(f"error: unknown pass '{name}' in --pipeline (registered passes: {registered})")
+
+        def verify_between(previous: ModulePass | None, module: ModuleOp, following: ModulePass | None) -> None:
+            if previous is not None:
+                module.verify()
+
+        try:
+            return PassPipeline.parse_spec(available, spec, verify_between) if spec else PassPipeline(())
+        except (ValueError, ArgSpecParseError) as error:
+            raise Failure(f"error: bad --pipeline: {error}") from None
+
+    def compile(self, module: ModuleOp, pipeline: PassPipeline) -> ModuleOp:
+        compiled = module.clone()
+        for old, new in zip(module.walk(), compiled.walk(), strict=True):
+            if old in self.positions:
+                self.positions[new] = self.positions[old]
+        try:
+            pipeline.apply(self.ctx, compiled)
+            compiled.verify()
+        except (ParseError, DiagnosticException) as error:
+            raise self.located(error, compiled) from None
+        return compiled
+
+    # -- kernels -------------------------------------------------------------
+    def kernels(self) -> dict[str, ops_numpy.Kernel] | None:
+        if self.args.kernels == "numpy":
+            return None
+        missing = "error: --kernels ascendc-cpu needs the Ascend C backend (not built yet)"
+        try:
+            import lowering.ascendc_runtime as backend  # type: ignore[import-not-found]
+        except ImportError:
+            raise Failure(missing) from None
+        # The backend's bridge: op name -> kernel(local operands, op) -> local result, like ops_numpy.
+        overrides = getattr(backend, "kernel_overrides", None)
+        if overrides is None:
+            raise Failure(f"{missing}: lowering.ascendc_runtime has no kernel_overrides()")
+        return dict(overrides())
+
+    # -- everything --------------------------------------------------------------
+    def run(self) -> int:
+        args = self.args
+        module = self.parse()
+        try:
+            fn = find_function(module, args.entry)
+        except SimulationError as error:
+            raise Failure(f"{args.file}: error: {error}") from None
+        kernels = self.kernels()
+        types = self.argument_types(module, fn)
+        rng = np.random.default_rng(0 if args.seed is None else args.seed)
+        inputs = self.load_inputs(fn, types) if args.inputs is not None else self.random_inputs(types, rng)
+
+        compiled = self.compile(module, self.pipeline())
+        try:
+            arg_dists, res_dists = function_signature(compiled, args.entry)
+            for i, (dist, (shape, _)) in enumerate(zip(arg_dists, types, strict=True)):
+                if dist.shape != shape:
+                    raise Failure(f"error: the pipeline changed argument {i} of @{args.entry} from shape "
+                                  f"{list(shape)} to {list(dist.shape)}")
+            shards = [distribute(x, d.sbp, d.hierarchy, rng) for x, d in zip(inputs, arg_dists, strict=True)]
+            outputs, log = simulate(compiled, args.entry, shards, kernels)
+            model = modelled_bytes(compiled, args.entry)
+        except DiagnosticException as error:
+            raise self.located(error, compiled) from None
+        except SimulationError as error:
+            raise Failure(f"{args.file}: error: {error}") from None
+
+        for record in log:
+            print(record.line())
+        print(f"total bytes sent: {total_sent(log)} (all ranks); cost model: {model}")
+
+        results, failures = self.assemble(outputs, res_dists)
+        if args.save_outputs is not None:
+            self.save(results)
+        if args.check:
+            failures += self.check(module, compiled, inputs, results, res_dists)
+        elif failures:
+            for message in failures:
+                print(f"error: {message}", file=sys.stderr)
+            return 1
+        if args.check:
+            if failures:
+                for message in failures:
+                    print(f"check: FAILED: {message}")
+                return 1
+            print("check: OK")
+        return 0
+
+    def assemble(self, outputs: Sequence[dict], dists: Sequence[Dist]) -> tuple[list[np.ndarray | None], list[str]]:
+        results: list[np.ndarray | None] = []
+        failures: list[str] = []
+        for i, (shards, dist) in enumerate(zip(outputs, dists, strict=True)):
+            try:
+                value = assemble(shards, dist.sbp, dist.hierarchy)
+            except ReplicaMismatch as error:
+                failures.append(f"result {i} ({dist.describe()}): {error}")
+                results.append(None)
+                continue
+            except ValueError as error:  # shards that do not concatenate
+                failures.append(f"result {i} ({dist.describe()}): shards cannot be assembled: {error}")
+                results.append(None)
+                continue
+            if value.shape != dist.shape:
+                failures.append(f"result {i} ({dist.describe()}): assembled shape {list(value.shape)} is not the "
+                                f"declared {list(dist.shape)}")
+            results.append(value)
+        return results, failures
+
+    def check(self, module: ModuleOp, compiled: ModuleOp, inputs: Sequence[np.ndarray],
+              results: Sequence[np.ndarray | None], dists: Sequence[Dist]) -> list[str]:
+        try:
+            expected = reference(module, self.args.entry, inputs)
+            tolerant = reorders_float_sums(compiled, self.args.entry)
+        except DiagnosticException as error:
+            raise self.located(error, module) from None
+        failures: list[str] = []
+        for i, (got, want, dist) in enumerate(zip(results, expected, dists, strict=True)):
+            if got is None:
+                continue
+            problem = compare(got, want, tolerant)
+            if problem is not None:
+                failures.append(f"result {i} ({dist.describe()}): {problem}")
+        return failures
+
+    def save(self, results: Sequence[np.ndarray | None]) -> None:
+        directory = self.args.save_outputs
+        try:
+            os.makedirs(directory, exist_ok=True)
+            for i, value in enumerate(results):
+                if value is not None:
+                    np.save(os.path.join(directory, f"result{i}.npy"), value)
+        except OSError as error:
+            raise Failure(f"error: cannot write outputs to {directory}: {error.strerror or error}") from None
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_arg_parser().parse_args(argv)
+    try:
+        return Run(args).run()
+    except Failure as failure:
+        print(str(failure), file=sys.stderr)
+        return 1
+    except Exception as error:  # every failure is reported as one line, never a traceback
+        if args.debug:
+            traceback.print_exc()
+        print(f"error: internal error: {type(error).__name__}: {error}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
