@@ -66,14 +66,19 @@ def step_kind(src: NdSbp, dst: NdSbp, axes: Sequence[int]) -> str | None:
     if any(src[d] != dst[d] for d in range(len(src)) if d not in axes):
         return None
     pairs = [(src[d], dst[d]) for d in axes]
-    if any(a == b for a, b in pairs) or len(set(pairs)) != 1:
+    if any(a == b for a, b in pairs):
+        return None
+    # A merged group makes one kind of transition; only all-to-all may mix tensor axes (every listed
+    # axis split before and after, e.g. (S(0),S(1)) -> (S(1),S(0)) over both mesh axes at once).
+    all_to_all = all(isinstance(a, SplitAttr) and isinstance(b, SplitAttr) for a, b in pairs)
+    if len(set(pairs)) != 1 and not all_to_all:
         return None
     old, new = pairs[0]
     last = max(axes)
     for d in axes:
-        if isinstance(old, SplitAttr) and not _minor_most(src, d, old.dim, axes):
+        if isinstance(src[d], SplitAttr) and not _minor_most(src, d, src[d].dim, axes):  # type: ignore[attr-defined]
             return None
-        if isinstance(new, SplitAttr) and not _minor_most(dst, d, new.dim, axes):
+        if isinstance(dst[d], SplitAttr) and not _minor_most(dst, d, dst[d].dim, axes):  # type: ignore[attr-defined]
             return None
     # Reducing (or creating) a partial on these axes before the later partial axes is sound only if
     # every later partial axis has the same kind: sum and max do not commute.
@@ -293,7 +298,8 @@ def execute_step(
         want = {m: ranges(shape, dst, hierarchy, m) for m in members}
         if kind in ("all_gather", "all_to_all", "all_slice"):
             for k in members:
-                buf = np.empty([hi - lo for lo, hi in want[k]], dtype=shards[k].dtype)
+                # Poisoned, so that data an invalid step fails to deliver shows up in --check.
+                buf = np.full([hi - lo for lo, hi in want[k]], _poison(shards[k].dtype), dtype=shards[k].dtype)
                 for r in members:
                     box = _intersect(have[r], want[k])
                     if _volume(box) == 0:
@@ -364,6 +370,10 @@ def _to_partial(
     buf = np.full([hi - lo for lo, hi in want], fill, dtype=shard.dtype)
     _put(buf, want, have, shard)
     return buf
+
+
+def _poison(dtype: np.dtype) -> object:
+    return np.iinfo(dtype).min if np.issubdtype(dtype, np.integer) else np.nan
 
 
 def _take(arr: np.ndarray, held: Sequence[tuple[int, int]], box: Sequence[tuple[int, int]]) -> np.ndarray:

@@ -250,8 +250,12 @@ def _steps_from(
     subsets = _axis_subsets(len(hierarchy)) if merge_axes else [(d,) for d in range(len(hierarchy))]
     edges: list[tuple[NdSbp, Step]] = []
     for axes in subsets:
-        for new in alphabet:
-            nxt = tuple(new if d in axes else e for d, e in enumerate(state))
+        targets = [tuple(new if d in axes else e for d, e in enumerate(state)) for new in alphabet]
+        if len(axes) > 1:  # a merged all-to-all may give each listed axis its own split
+            for dims in itertools.product(range(len(shape)), repeat=len(axes)):
+                chosen = dict(zip(axes, dims, strict=True))
+                targets.append(tuple(split(chosen[d]) if d in axes else e for d, e in enumerate(state)))
+        for nxt in dict.fromkeys(targets):
             kind = step_kind(state, nxt, axes)
             if kind is not None:
                 edges.append((nxt, _cached_step(kind, state, nxt, axes, shape, elt_bytes, hierarchy, model)))

@@ -1,0 +1,472 @@
+"""Compile an Ascend C kernel with g++ against the CPU shim (`lowering/shim/`) and run it through ctypes.
+
+The kernel source (an emitted `op_kernel/fmod_*.cpp` or a hand-written one) is compiled together with
+`lowering/shim/launcher.cpp` into a shared library exporting
+
+    extern "C" int sbp_launch(uint8_t* self, uint8_t* other, uint8_t* out, uint8_t* workspace,
+                              uint8_t* tiling, uint32_t blockDim, uint64_t tilingKey, uint64_t* counters);
+
+which runs the kernel entry (``-DSBP_KERNEL_ENTRY=fmod_tensor`` or ``fmod_scalar`` with
+``-DSBP_KERNEL_SCALAR=1``) once per block index, sequentially, and returns 0 or nonzero after a shim
+check failed (the message is on stderr and in ``sbp_last_error()``; here it becomes `KernelRunError`).
+
+* `compile_kernel` caches libraries by the sha256 of (kernel source, tiling headers, shim sources, flags,
+  compiler version) under ``$SBPC_KERNEL_CACHE`` or ``~/.cache/sbpc/kernels``.
+* `run_kernel` passes raw storage buffers: for the contiguous keys (0, 1, 2) the arrays themselves; for
+  the strided keys (3, 4) the caller passes the underlying storage (``self_storage=`` ...), and the kernel
+  reads the views through the tiling's strides and offsets.
+* `TILING_FIELDS` is the single table of the `FmodTilingData` fields (docs/ascendc_design.md
+  "TilingData"); `pack_tiling` lays a dict out exactly like the C struct (natural alignment, declaration
+  order, tail padding to the largest alignment), which is what `register/tilingdata_base.h` produces.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import hashlib
+import os
+import re
+import struct
+import subprocess
+import tempfile
+import threading
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import ml_dtypes
+import numpy as np
+
+__all__ = [
+    "COUNTER_NAMES",
+    "DTYPES",
+    "SHIM_DIR",
+    "TILING_FIELDS",
+    "UB_BYTES",
+    "KernelCompileError",
+    "KernelRunError",
+    "c_type_of",
+    "compile_kernel",
+    "kernel_cache_dir",
+    "numpy_dtype_of",
+    "pack_tiling",
+    "run_kernel",
+    "tiling_field_offsets",
+    "tiling_header_text",
+    "tiling_size",
+    "unpack_tiling",
+]
+
+SHIM_DIR = Path(__file__).resolve().parent / "shim"
+LAUNCHER = SHIM_DIR / "launcher.cpp"
+UB_BYTES = 196608
+
+# FmodTilingData, docs/ascendc_design.md "TilingData": (name, C type, array length or 0).
+TILING_FIELDS: list[tuple[str, str, int]] = [
+    ("totalLength", "uint64_t", 0),
+    ("blockDim", "uint32_t", 0),
+    ("blockLength", "uint64_t", 0),
+    ("lastBlockLength", "uint64_t", 0),
+    ("tileLength", "uint32_t", 0),
+    ("tileNum", "uint32_t", 0),
+    ("lastTileLength", "uint32_t", 0),
+    ("lastCoreTileNum", "uint32_t", 0),
+    ("lastCoreLastTileLength", "uint32_t", 0),
+    ("bufferNum", "uint32_t", 0),
+    ("scalarOther", "float", 0),
+    ("dimNum", "uint32_t", 0),
+    ("innerRun", "uint64_t", 0),
+    ("shape", "int64_t", 8),
+    ("selfStride", "int64_t", 8),
+    ("otherStride", "int64_t", 8),
+    ("outStride", "int64_t", 8),
+    ("selfOffset", "int64_t", 0),
+    ("otherOffset", "int64_t", 0),
+    ("outOffset", "int64_t", 0),
+]
+
+# C type -> struct format character (all little-endian, standard sizes).
+_STRUCT_CODES = {
+    "int8_t": "b",
+    "uint8_t": "B",
+    "int16_t": "h",
+    "uint16_t": "H",
+    "int32_t": "i",
+    "uint32_t": "I",
+    "int64_t": "q",
+    "uint64_t": "Q",
+    "float": "f",
+}
+
+# Canonical dtype name -> (C type for -DDTYPE_SELF, numpy dtype).
+DTYPES: dict[str, tuple[str, np.dtype]] = {
+    "f16": ("half", np.dtype(np.float16)),
+    "f32": ("float", np.dtype(np.float32)),
+    "bf16": ("bfloat16_t", np.dtype(ml_dtypes.bfloat16)),
+    "i16": ("int16_t", np.dtype(np.int16)),
+}
+_DTYPE_ALIASES = {
+    "f16": "f16", "half": "f16", "float16": "f16", "fp16": "f16",
+    "f32": "f32", "float": "f32", "float32": "f32", "fp32": "f32",
+    "bf16": "bf16", "bfloat16": "bf16", "bfloat16_t": "bf16",
+    "i16": "i16", "int16": "i16", "int16_t": "i16",
+}  # fmt: skip
+
+# The five ABI counters (sbp_launch's `counters`), then the extended ones (sbp_get_counters_ex).
+COUNTER_NAMES = ("gmToUbBytes", "ubToGmBytes", "ubHighWater", "dataCopyCalls", "dataCopyNon32")
+_EXTENDED_COUNTER_NAMES = ("gmScalarReadBytes", "gmScalarWriteBytes", "dataCopyPadCalls", "ubToUbBytes")
+
+CXX = os.environ.get("CXX", "g++")
+COMPILE_FLAGS = ("-std=c++17", "-Wall", "-Werror", "-O1", "-fPIC")
+
+
+class KernelCompileError(RuntimeError):
+    """g++ rejected the kernel; the message holds the command and g++'s stderr."""
+
+
+class KernelRunError(RuntimeError):
+    """A shim check failed while the kernel ran (UB overflow, bad Cast mode, queue misuse, ...)."""
+
+
+# ---------------------------------------------------------------------------
+# dtypes
+# ---------------------------------------------------------------------------
+
+
+def _canonical_dtype(dtype: str | np.dtype | type) -> str:
+    if isinstance(dtype, str) and dtype in _DTYPE_ALIASES:
+        return _DTYPE_ALIASES[dtype]
+    npd = np.dtype(dtype)
+    for name, (_, d) in DTYPES.items():
+        if npd == d:
+            return name
+    raise ValueError(f"unsupported kernel dtype {dtype!r}; expected one of bf16, f16, f32, i16")
+
+
+def c_type_of(dtype: str | np.dtype | type) -> str:
+    """The C type the kernel is compiled with (-DDTYPE_SELF=...)."""
+    return DTYPES[_canonical_dtype(dtype)][0]
+
+
+def numpy_dtype_of(dtype: str | np.dtype | type) -> np.dtype:
+    return DTYPES[_canonical_dtype(dtype)][1]
+
+
+# ---------------------------------------------------------------------------
+# Tiling layout
+# ---------------------------------------------------------------------------
+
+
+def _layout(layout: Sequence[tuple[str, str, int]]) -> tuple[list[tuple[str, str, int, int]], int]:
+    """[(name, ctype, length, offset)] and the struct size, with C's natural alignment."""
+    out = []
+    offset = 0
+    max_align = 1
+    for name, ctype, length in layout:
+        if ctype not in _STRUCT_CODES:
+            raise ValueError(f"tiling field {name}: type {ctype} is not allowed (int8..64, uint8..64, float)")
+        size = struct.calcsize("<" + _STRUCT_CODES[ctype])
+        max_align = max(max_align, size)
+        offset = (offset + size - 1) // size * size
+        out.append((name, ctype, length, offset))
+        offset += size * max(length, 1)
+    total = (offset + max_align - 1) // max_align * max_align
+    return out, total
+
+
+def tiling_field_offsets(layout: Sequence[tuple[str, str, int]] = TILING_FIELDS) -> dict[str, int]:
+    return {name: off for name, _, _, off in _layout(layout)[0]}
+
+
+def tiling_size(layout: Sequence[tuple[str, str, int]] = TILING_FIELDS) -> int:
+    """sizeof(FmodTilingData) as the shim's tilingdata_base.h lays it out (352 for TILING_FIELDS)."""
+    return _layout(layout)[1]
+
+
+def pack_tiling(fields: Mapping[str, Any], layout: Sequence[tuple[str, str, int]] = TILING_FIELDS) -> bytes:
+    """Pack `fields` like the C struct: declaration order, natural alignment, zero padding.
+
+    Missing fields are 0; arrays may be shorter than their length (zero-filled); unknown names raise.
+    """
+    entries, total = _layout(layout)
+    known = {name for name, *_ in entries}
+    unknown = sorted(set(fields) - known)
+    if unknown:
+        raise KeyError(f"unknown tiling field(s) {unknown}; known: {sorted(known)}")
+    buf = bytearray(total)
+    for name, ctype, length, offset in entries:
+        code = "<" + _STRUCT_CODES[ctype]
+        value = fields.get(name, [0] * length if length else 0)
+        if length:
+            values = list(value) if isinstance(value, list | tuple) else np.asarray(value).reshape(-1).tolist()
+            if len(values) > length:
+                raise ValueError(f"tiling field {name}: {len(values)} values for an array of {length}")
+            values += [0] * (length - len(values))
+            for i, v in enumerate(values):
+                struct.pack_into(code, buf, offset + i * struct.calcsize(code), _coerce(v, ctype, name))
+        else:
+            struct.pack_into(code, buf, offset, _coerce(value, ctype, name))
+    return bytes(buf)
+
+
+def unpack_tiling(data: bytes, layout: Sequence[tuple[str, str, int]] = TILING_FIELDS) -> dict[str, Any]:
+    entries, total = _layout(layout)
+    if len(data) < total:
+        raise ValueError(f"tiling buffer of {len(data)} bytes, struct needs {total}")
+    out: dict[str, Any] = {}
+    for name, ctype, length, offset in entries:
+        code = "<" + _STRUCT_CODES[ctype]
+        if length:
+            out[name] = list(struct.unpack_from("<" + str(length) + _STRUCT_CODES[ctype], data, offset))
+        else:
+            out[name] = struct.unpack_from(code, data, offset)[0]
+    return out
+
+
+def _coerce(value: Any, ctype: str, name: str) -> int | float:
+    if ctype == "float":
+        return float(value)
+    if isinstance(value, float) and not value.is_integer():
+        raise ValueError(f"tiling field {name} ({ctype}) got non-integer {value!r}")
+    v = int(value)
+    bits = int(ctype.removeprefix("u").removeprefix("int").removesuffix("_t"))
+    lo, hi = (0, 2**bits - 1) if ctype.startswith("u") else (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1)
+    if not lo <= v <= hi:
+        raise OverflowError(f"tiling field {name} ({ctype}) out of range: {v}")
+    return v
+
+
+def tiling_header_text(
+    struct_name: str = "FmodTilingData",
+    op_type: str = "FmodTensor",
+    layout: Sequence[tuple[str, str, int]] = TILING_FIELDS,
+) -> str:
+    """A tiling header in the msOpGen form, from `layout` (for tests and hand-written kernels)."""
+    lines = ['#pragma once', '#include "register/tilingdata_base.h"', "", "namespace optiling {",
+             f"BEGIN_TILING_DATA_DEF({struct_name})"]  # fmt: skip
+    for name, ctype, length in layout:
+        if length:
+            lines.append(f"  TILING_DATA_FIELD_DEF_ARR({ctype}, {length}, {name});")
+        else:
+            lines.append(f"  TILING_DATA_FIELD_DEF({ctype}, {name});")
+    lines += ["END_TILING_DATA_DEF;", f"REGISTER_TILING_DATA_CLASS({op_type}, {struct_name})",
+              "}  // namespace optiling", ""]  # fmt: skip
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------
+# Compilation
+# ---------------------------------------------------------------------------
+
+
+def kernel_cache_dir() -> Path:
+    env = os.environ.get("SBPC_KERNEL_CACHE")
+    return Path(env) if env else Path.home() / ".cache" / "sbpc" / "kernels"
+
+
+@functools.cache
+def _compiler_version() -> str:
+    try:
+        res = subprocess.run([CXX, "--version"], capture_output=True, text=True, check=False)
+    except FileNotFoundError as exc:
+        raise KernelCompileError(f"C++ compiler {CXX!r} not found") from exc
+    return res.stdout.splitlines()[0] if res.stdout else CXX
+
+
+def _shim_files() -> list[Path]:
+    return sorted(p for p in SHIM_DIR.rglob("*") if p.is_file() and p.suffix in {".h", ".hpp", ".cpp"})
+
+
+def compile_kernel(
+    kernel_cpp: Path | str,
+    tiling_header_dir: Path | str | None,
+    dtype: str,
+    scalar: bool,
+    *,
+    entry: str | None = None,
+    extra_flags: Sequence[str] = (),
+    cache_dir: Path | str | None = None,
+) -> Path:
+    """Compile `kernel_cpp` + the shim launcher into a cached shared library and return its path.
+
+    Flags: ``g++ -std=c++17 -Wall -Werror -O1 -fPIC -I lowering/shim -I <tiling_header_dir>
+    -DDTYPE_SELF=<half|float|bfloat16_t|int16_t> (DTYPE_OTHER, DTYPE_OUT alike) -DSBP_KERNEL_ENTRY=<entry>
+    -DSBP_KERNEL_SCALAR=<0|1> <extra_flags>``. `dtype` is bf16/f16/f32/i16 (or half, float, bfloat16, int16,
+    a numpy dtype). `scalar` selects the fmod_scalar entry (no `other`); `entry` overrides the symbol.
+    The kernel object, the launcher object (shared by all dtypes) and the library are cached by content
+    hash; raises `KernelCompileError` with g++'s stderr.
+    """
+    kernel_cpp = Path(kernel_cpp).resolve()
+    ctype = c_type_of(dtype)
+    entry = entry or ("fmod_scalar" if scalar else "fmod_tensor")
+    if not re.fullmatch(r"[A-Za-z_]\w*", entry):
+        raise ValueError(f"bad kernel entry name {entry!r}")
+    include_dirs = [SHIM_DIR]
+    if tiling_header_dir is not None:
+        include_dirs.append(Path(tiling_header_dir).resolve())
+    entry_defines = [f"-DSBP_KERNEL_ENTRY={entry}", f"-DSBP_KERNEL_SCALAR={1 if scalar else 0}"]
+    dtype_defines = [f"-DDTYPE_SELF={ctype}", f"-DDTYPE_OTHER={ctype}", f"-DDTYPE_OUT={ctype}"]
+    kernel_flags = [*COMPILE_FLAGS, *(f"-I{d}" for d in include_dirs), *dtype_defines, *entry_defines, *extra_flags]
+    launcher_flags = [*COMPILE_FLAGS, f"-I{SHIM_DIR}", *entry_defines, *extra_flags]
+
+    # Keys cover contents, not paths: -I directories are represented by the headers they hold.
+    shim = _digest([], [], _shim_files())
+    headers = sorted(Path(tiling_header_dir).glob("*.h")) if tiling_header_dir is not None else []
+    lib_key = _digest(kernel_flags, [shim], [kernel_cpp, *headers])
+    launcher_key = _digest(launcher_flags, [shim], [])
+
+    cache = Path(cache_dir) if cache_dir is not None else kernel_cache_dir()
+    cache.mkdir(parents=True, exist_ok=True)
+    lib = cache / f"{kernel_cpp.stem}-{entry}-{_canonical_dtype(dtype)}-{lib_key}.so"
+    if lib.exists():
+        return lib
+    launcher_obj = cache / f"launcher-{entry}-{launcher_key}.o"
+    with tempfile.TemporaryDirectory(dir=cache, prefix=".build-") as tmp:
+        kernel_obj = Path(tmp) / "kernel.o"
+        _run_cxx([*kernel_flags, "-c", str(kernel_cpp), "-o", str(kernel_obj)], f"compiling {kernel_cpp} for {ctype}")
+        if not launcher_obj.exists():
+            obj = Path(tmp) / "launcher.o"
+            _run_cxx([*launcher_flags, "-c", str(LAUNCHER), "-o", str(obj)], "compiling the shim launcher")
+            os.replace(obj, launcher_obj)  # atomic: concurrent builds of the same key are harmless
+        out = Path(tmp) / "lib.so"
+        _run_cxx(["-shared", "-o", str(out), str(kernel_obj), str(launcher_obj)], f"linking {lib.name}")
+        os.replace(out, lib)
+    return lib
+
+
+def _digest(flags: Sequence[str], parts: Sequence[str], files: Sequence[Path]) -> str:
+    h = hashlib.sha256()
+    h.update(_compiler_version().encode())
+    h.update("\0".join(f for f in flags if not f.startswith("-I")).encode())
+    for part in parts:
+        h.update(part.encode())
+    for path in files:
+        h.update(str(path.relative_to(SHIM_DIR) if path.is_relative_to(SHIM_DIR) else path.name).encode())
+        h.update(path.read_bytes())
+    return h.hexdigest()[:32]
+
+
+def _run_cxx(args: Sequence[str], what: str) -> None:
+    cmd = [CXX, *args]
+    res = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if res.returncode != 0:
+        raise KernelCompileError(f"g++ failed ({res.returncode}) {what}:\n$ {' '.join(cmd)}\n{res.stderr}")
+
+
+# ---------------------------------------------------------------------------
+# Running
+# ---------------------------------------------------------------------------
+
+_load_lock = threading.Lock()
+
+
+@functools.lru_cache(maxsize=64)
+def _load(lib: str) -> ctypes.CDLL:
+    with _load_lock:
+        cdll = ctypes.CDLL(lib)
+    u8p = ctypes.POINTER(ctypes.c_uint8)
+    cdll.sbp_launch.argtypes = [u8p, u8p, u8p, u8p, u8p, ctypes.c_uint32, ctypes.c_uint64,
+                                ctypes.POINTER(ctypes.c_uint64)]  # fmt: skip
+    cdll.sbp_launch.restype = ctypes.c_int
+    cdll.sbp_last_error.restype = ctypes.c_char_p
+    cdll.sbp_last_error.argtypes = []
+    cdll.sbp_kernel_entry_name.restype = ctypes.c_char_p
+    cdll.sbp_kernel_entry_name.argtypes = []
+    cdll.sbp_kernel_is_scalar.restype = ctypes.c_int
+    cdll.sbp_kernel_is_scalar.argtypes = []
+    cdll.sbp_get_counters_ex.restype = ctypes.c_uint32
+    cdll.sbp_get_counters_ex.argtypes = [ctypes.POINTER(ctypes.c_uint64), ctypes.c_uint32]
+    return cdll
+
+
+def _registered_tiling_size(cdll: ctypes.CDLL, entry: str) -> int | None:
+    op_type = "".join(part.capitalize() for part in entry.split("_"))
+    try:
+        fn = getattr(cdll, f"sbp_tiling_size_{op_type}")
+    except AttributeError:
+        return None
+    fn.restype = ctypes.c_uint64
+    fn.argtypes = []
+    return int(fn())
+
+
+def _as_buffer(arr: np.ndarray | None, name: str) -> tuple[np.ndarray | None, Any]:
+    if arr is None:
+        return None, None
+    if not isinstance(arr, np.ndarray):
+        raise TypeError(f"{name}: expected a numpy array, got {type(arr).__name__}")
+    if not arr.flags.c_contiguous:
+        raise ValueError(f"{name}: pass a C-contiguous storage buffer (use {name}_storage= for strided views)")
+    ptr = arr.ctypes.data_as(ctypes.POINTER(ctypes.c_uint8)) if arr.size else None
+    return arr, ptr
+
+
+def run_kernel(
+    lib: Path | str,
+    self: np.ndarray,
+    other: np.ndarray | None,
+    out_shape: Sequence[int],
+    tiling_bytes: bytes,
+    block_dim: int,
+    tiling_key: int,
+    *,
+    self_storage: np.ndarray | None = None,
+    other_storage: np.ndarray | None = None,
+    out_storage: np.ndarray | None = None,
+    workspace_bytes: int = 0,
+    out_fill: int = 0xA5,
+) -> tuple[np.ndarray, dict[str, int]]:
+    """Run the compiled kernel on `block_dim` simulated cores; return (out, counters).
+
+    `self`/`other` are the operands; the kernel receives their raw storage: `self_storage` /
+    `other_storage` when given (keys 3/4: the storage the strided views live in), else the arrays
+    themselves (which must then be C-contiguous). `other` must be None for a scalar kernel. The output
+    is a fresh C-contiguous array of `out_shape` filled with the byte `out_fill` (so unwritten elements
+    show), or `out_storage` (written in place and returned) when the output view is strided.
+    Counters: gmToUbBytes, ubToGmBytes, ubHighWater, dataCopyCalls, dataCopyNon32 (the ABI five) plus
+    gmScalarReadBytes, gmScalarWriteBytes, dataCopyPadCalls, ubToUbBytes.
+    """
+    cdll = _load(str(Path(lib).resolve()))
+    entry = cdll.sbp_kernel_entry_name().decode()
+    is_scalar = bool(cdll.sbp_kernel_is_scalar())
+    if is_scalar and (other is not None or other_storage is not None):
+        raise ValueError(f"{entry} is a scalar kernel: pass other=None (the scalar lives in the tiling)")
+    if not is_scalar and other is None and other_storage is None:
+        raise ValueError(f"{entry} needs an `other` tensor")
+    expected = _registered_tiling_size(cdll, entry)
+    if expected is not None and len(tiling_bytes) != expected:
+        raise ValueError(f"tiling is {len(tiling_bytes)} bytes but the kernel's registered struct is {expected}")
+    if not 1 <= block_dim <= 65535:
+        raise ValueError(f"block_dim must be in [1, 65535], got {block_dim}")
+
+    dtype = np.asarray(self).dtype
+    self_buf, self_ptr = _as_buffer(self_storage if self_storage is not None else np.asarray(self), "self")
+    other_src = other_storage if other_storage is not None else (None if other is None else np.asarray(other))
+    other_buf, other_ptr = _as_buffer(other_src, "other")
+    if out_storage is not None:
+        out, out_ptr = _as_buffer(out_storage, "out")
+    else:
+        out = np.empty(tuple(out_shape), dtype=dtype)
+        out.view(np.uint8).fill(out_fill) if out.size else None
+        out, out_ptr = _as_buffer(out, "out")
+    tiling_buf = ctypes.create_string_buffer(bytes(tiling_bytes), max(len(tiling_bytes), 1))
+    tiling_ptr = ctypes.cast(tiling_buf, ctypes.POINTER(ctypes.c_uint8))
+    ws = ctypes.create_string_buffer(workspace_bytes) if workspace_bytes else None
+    ws_ptr = ctypes.cast(ws, ctypes.POINTER(ctypes.c_uint8)) if ws is not None else None
+    counters = (ctypes.c_uint64 * 5)()
+
+    keep_alive = (self_buf, other_buf, out, tiling_buf, ws)
+    rc = cdll.sbp_launch(self_ptr, other_ptr, out_ptr, ws_ptr, tiling_ptr, block_dim, tiling_key, counters)
+    del keep_alive
+    if rc != 0:
+        msg = (cdll.sbp_last_error() or b"").decode(errors="replace")
+        raise KernelRunError(f"{entry} (key {tiling_key}, blockDim {block_dim}) failed: {msg}")
+    ext = (ctypes.c_uint64 * 16)()
+    n = cdll.sbp_get_counters_ex(ext, 16)
+    names = COUNTER_NAMES + _EXTENDED_COUNTER_NAMES
+    result = {name: int(ext[i]) for i, name in enumerate(names[:n])}
+    for i, name in enumerate(COUNTER_NAMES):
+        result[name] = int(counters[i])
+    assert out is not None
+    return out, result
