@@ -1,0 +1,601 @@
+"""Host tiling of the Ascend C fmod kernels (FmodTensor / FmodScalar), pure Python, no IR.
+
+`compute_tiling(self, other, out, dtype, soc)` returns the `FmodTiling` the host TilingFunc
+(`lowering/host_tiling_cpp.py`, C++) computes for the same inputs; `test/unit/test_host_tiling.py`
+checks the two agree field by field. The rules (docs/ascendc_design.md "Tiling"), and why:
+
+1. Coalesce. `other` is broadcast to self's rank (stride 0 on broadcast dims), size-1 dims are
+   dropped and adjacent dims i, i+1 are merged when *every* operand has stride[i] == stride[i+1] *
+   shape[i+1]. A view that is contiguous in disguise (transposed then transposed back, a slice
+   that keeps whole rows, an inner size-1 dim) then looks contiguous, so it takes a fast path, and
+   the general paths walk as few, as long runs as possible.
+2. tilingKey. Scalar: 0 if self and out are one stride-1 dim (or 0-d) after coalescing, else 3.
+   Tensor: 1 if self, other and out are all one stride-1 dim; 2 if self and out are row-major over
+   the coalesced shape and other is a row-major tensor broadcast over the dims where its stride is
+   0; else 4. Storage offsets never change the key (they are in the tiling for every key).
+3. Cores. Every core gets >= 4 KiB (below that the launch costs more than the work) and a block
+   start aligned to 32 bytes (whole UB blocks; no two cores share a 32-byte GM block of a contiguous
+   out): blockLength = max(align_up(ceil(N / cores), 32 / sizeof(T)), 4096 / sizeof(T));
+   blockDim = ceil(N / blockLength), so no launched core is idle (pitfall 2: ceil(N / cores) alone
+   can leave cores without work); the last core takes lastBlockLength = N - (blockDim-1)*blockLength.
+4. UB. Every buffer x bufferNum counts (pitfall 3): x, y and out queues in T, plus fp32 temporaries
+   (x32, y32, q when T != f32; q only for f32): bytesPerElem = bufferNum*3*sizeof(T) + (12 or 4).
+   budget = UB - 2048 reserved (tiling struct, alignment slack); tileLength = floor(budget /
+   bytesPerElem) aligned down to 64 elements (one 256-byte fp32 repeat, Compare/Select granularity).
+   Double buffering only pays when a core has more than one tile: if blockLength fits one tile,
+   bufferNum = 1 and tileLength = align_up(blockLength, 64) (still within the budget).
+5. Shapes. dimNum / shape / strides (elements, padded to 8 with 0) describe the coalesced problem
+   for every key; otherStride 0 = broadcast. Offsets: keys 3/4 get the storage offsets (the kernel
+   receives the storage base); for keys 0-2 the GM address already points at the view's first element
+   (the offset is part of the address, as for a contiguous aclTensor), so the offset fields are 0.
+   innerRun = length of the innermost run that moves as one DataCopyPad (or one Duplicate for a
+   constant other): N for keys 0/1, shape[dimNum-1] for key 2, and for keys 3/4 shape[dimNum-1] when
+   self and out have inner stride 1 and other 0 or 1, else 1.
+6. N = 0: blockDim 1 and every other count, shape and stride 0 (the kernel returns at once).
+7. Scalar: rounded to self's dtype on the host (aclnn `.Scalar().To("self")`, NEP 50) by
+   `lowering.fmod_reference.round_scalar_to_dtype` (float types: correctly rounded, ties to even, from
+   the exact Python value; int16: an int must fit, a float must be finite and is truncated toward zero
+   and must fit), then widened to float (`scalarOther`).
+
+Inputs are validated with ValueError: > 8 input dims, bad shapes/strides/offsets, other not
+broadcastable to self, out shape != self shape, out with a stride-0 dim of size > 1 (overlapping
+writes), unknown dtype or soc, int16 scalar out of range, sizes beyond the u32/i64 tiling fields.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+import struct
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+MAX_DIMS = 8
+MIN_BYTES_PER_CORE = 4096
+UB_RESERVED_BYTES = 2048
+TILE_ALIGN_ELEMS = 64
+_I64_MAX = (1 << 63) - 1
+_U32_MAX = (1 << 32) - 1
+
+DTYPE_BYTES: dict[str, int] = {"f32": 4, "f16": 2, "bf16": 2, "i16": 2}
+_DTYPE_ALIASES = {"float32": "f32", "float16": "f16", "half": "f16", "bfloat16": "bf16", "int16": "i16"}
+
+# The FmodTilingData struct (docs/ascendc_design.md "TilingData"): (name, C type, array length or 0).
+FMOD_TILING_FIELDS: tuple[tuple[str, str, int], ...] = (
+    ("totalLength", "uint64_t", 0),
+    ("blockDim", "uint32_t", 0),
+    ("blockLength", "uint64_t", 0),
+    ("lastBlockLength", "uint64_t", 0),
+    ("tileLength", "uint32_t", 0),
+    ("tileNum", "uint32_t", 0),
+    ("lastTileLength", "uint32_t", 0),
+    ("lastCoreTileNum", "uint32_t", 0),
+    ("lastCoreLastTileLength", "uint32_t", 0),
+    ("bufferNum", "uint32_t", 0),
+    ("scalarOther", "float", 0),
+    ("dimNum", "uint32_t", 0),
+    ("innerRun", "uint64_t", 0),
+    ("shape", "int64_t", MAX_DIMS),
+    ("selfStride", "int64_t", MAX_DIMS),
+    ("otherStride", "int64_t", MAX_DIMS),
+    ("outStride", "int64_t", MAX_DIMS),
+    ("selfOffset", "int64_t", 0),
+    ("otherOffset", "int64_t", 0),
+    ("outOffset", "int64_t", 0),
+)
+_STRUCT_CODE = {"uint64_t": "Q", "int64_t": "q", "uint32_t": "I", "float": "f"}
+
+
+def tiling_struct_layout() -> list[tuple[str, str, int, int]]:
+    """(name, C type, array length or 0, byte offset) of every field, natural alignment, in order."""
+    out, off = [], 0
+    for name, ctype, n in FMOD_TILING_FIELDS:
+        size = struct.calcsize(_STRUCT_CODE[ctype])
+        off = -(-off // size) * size
+        out.append((name, ctype, n, off))
+        off += size * max(n, 1)
+    return out
+
+
+def tiling_struct_size() -> int:
+    """sizeof(FmodTilingData): the last field's end rounded up to the largest alignment (8)."""
+    _, ctype, n, off = tiling_struct_layout()[-1]
+    end = off + struct.calcsize(_STRUCT_CODE[ctype]) * max(n, 1)
+    return -(-end // 8) * 8
+
+
+def decode_tiling_bytes(data: bytes) -> dict[str, int | float | list[int]]:
+    """FmodTilingData fields from the raw little-endian tiling bytes (what GET_TILING_DATA reads)."""
+    fields: dict[str, int | float | list[int]] = {}
+    for name, ctype, n, off in tiling_struct_layout():
+        code = _STRUCT_CODE[ctype]
+        vals = struct.unpack_from("<" + code * max(n, 1), data, off)
+        fields[name] = list(vals) if n else vals[0]
+    return fields
+
+
+# --- small integer helpers -------------------------------------------------------------------------------
+
+
+def ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def align_up(a: int, b: int) -> int:
+    return ceil_div(a, b) * b
+
+
+def align_down(a: int, b: int) -> int:
+    return a // b * b
+
+
+def _as_int(x: object, what: str) -> int:
+    if isinstance(x, bool):
+        raise ValueError(f"{what} must be an integer, got {x!r}")
+    try:
+        return operator.index(x)  # type: ignore[arg-type]
+    except TypeError:
+        raise ValueError(f"{what} must be an integer, got {x!r}") from None
+
+
+def row_major_strides(shape: Sequence[int]) -> tuple[int, ...]:
+    """Element strides of the compact row-major layout of `shape` (size-0/1 dims keep the product)."""
+    strides, acc = [0] * len(shape), 1
+    for d in reversed(range(len(shape))):
+        strides[d] = acc
+        acc *= max(shape[d], 1)
+    return tuple(strides)
+
+
+# --- views and SoCs --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TensorView:
+    """A strided view of a tensor's local storage: element strides and a storage offset (elements)."""
+
+    shape: tuple[int, ...]
+    strides: tuple[int, ...]
+    offset: int = 0
+
+    def __post_init__(self) -> None:
+        shape = tuple(_as_int(s, "shape entry") for s in self.shape)
+        strides = tuple(_as_int(s, "stride") for s in self.strides)
+        offset = _as_int(self.offset, "offset")
+        if len(shape) != len(strides):
+            raise ValueError(f"view has {len(shape)} dims but {len(strides)} strides")
+        if any(s < 0 for s in shape):
+            raise ValueError(f"shape entries must be non-negative, got {shape}")
+        if any(s < 0 for s in strides):
+            raise ValueError(f"strides must be non-negative, got {strides}")
+        if offset < 0:
+            raise ValueError(f"offset must be non-negative, got {offset}")
+        object.__setattr__(self, "shape", shape)
+        object.__setattr__(self, "strides", strides)
+        object.__setattr__(self, "offset", offset)
+
+    @staticmethod
+    def row_major(shape: Sequence[int], offset: int = 0) -> TensorView:
+        shape = tuple(_as_int(s, "shape entry") for s in shape)
+        return TensorView(shape, row_major_strides(shape), offset)
+
+    @staticmethod
+    def from_layout(shape: Sequence[int], layout: Any | None = None) -> TensorView:
+        """View of a tensor of `shape` stored per a `dialects.layout.Layout` (duck-typed: no xDSL import).
+
+        Row-major when `layout` is None; else every top-level mode must be a plain (extent, stride)
+        pair whose extent equals the shape entry (`Layout.strides_for_flat_modes()`).
+        """
+        if layout is None:
+            return TensorView.row_major(shape)
+        pairs = layout.strides_for_flat_modes()
+        if pairs is None:
+            raise ValueError(f"layout {layout} has hierarchical modes; fmod needs one stride per dim")
+        if len(shape) == 0 and tuple(pairs) == ((1, 1),):
+            pairs = ()  # a 0-d tensor written as the layout 1:1
+        if tuple(e for e, _ in pairs) != tuple(shape):
+            raise ValueError(f"layout {layout} does not match the shape {tuple(shape)}")
+        return TensorView(tuple(shape), tuple(d for _, d in pairs), layout.offset)
+
+    @property
+    def numel(self) -> int:
+        return math.prod(self.shape)
+
+    def is_contiguous(self) -> bool:
+        """Compact row-major (size-1 dims may have any stride); the offset does not matter."""
+        expect = 1
+        for n, s in zip(reversed(self.shape), reversed(self.strides), strict=True):
+            if n != 1 and s != expect:
+                return False
+            expect *= n
+        return True
+
+
+@dataclass(frozen=True)
+class SocInfo:
+    name: str
+    aiv_cores: int
+    ub_bytes: int = 196608
+    align_bytes: int = 32
+    repeat_bytes: int = 256
+
+
+SOCS: dict[str, SocInfo] = {
+    name: SocInfo(name, cores)
+    for name, cores in (
+        ("ascend910b", 48),
+        ("ascend910b1", 48),
+        ("ascend910b2", 48),
+        ("ascend910b3", 40),
+        ("ascend910b4", 40),
+        ("ascend910_93", 48),
+    )
+}
+
+
+def get_soc(soc: str | SocInfo) -> SocInfo:
+    if isinstance(soc, SocInfo):
+        if soc.aiv_cores < 1 or soc.ub_bytes <= UB_RESERVED_BYTES:
+            raise ValueError(f"soc {soc.name}: needs >= 1 AIV core and more than {UB_RESERVED_BYTES} UB bytes")
+        return soc
+    try:
+        return SOCS[soc.lower()]
+    except (KeyError, AttributeError):
+        raise ValueError(f"unknown soc {soc!r}; known: {', '.join(SOCS)}") from None
+
+
+def normalize_dtype(dtype: str) -> str:
+    d = _DTYPE_ALIASES.get(dtype, dtype) if isinstance(dtype, str) else dtype
+    if d not in DTYPE_BYTES:
+        raise ValueError(f"unsupported fmod dtype {dtype!r}; expected one of f32, f16, bf16, i16")
+    return d
+
+
+# --- scalar rounding (NEP 50) ----------------------------------------------------------------------------
+
+
+def round_scalar(value: int | float, dtype: str) -> float:
+    """The scalar as self's dtype stores it, widened to a Python float (what `scalarOther` holds).
+
+    One home for the rule: `lowering.fmod_reference.round_scalar_to_dtype` (correct RNE from the exact
+    Python value for the float types; int16: truncation toward zero, must fit). Errors become ValueError.
+    """
+    import numpy as np
+
+    from lowering.fmod_reference import BF16, round_scalar_to_dtype
+
+    dtype = normalize_dtype(dtype)
+    if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
+        raise ValueError(f"fmod scalar must be an int or a float, got {value!r}")
+    np_dtype = {"f32": np.dtype(np.float32), "f16": np.dtype(np.float16), "bf16": BF16, "i16": np.dtype(np.int16)}
+    try:
+        r = round_scalar_to_dtype(value, np_dtype[dtype])
+    except (OverflowError, ValueError) as error:
+        what = "int16" if dtype == "i16" else dtype
+        raise ValueError(f"scalar {value!r} is not representable as {what}: {error}") from None
+    if r == 0.0 and dtype != "i16":
+        r = math.copysign(0.0, float(value))  # an underflow to zero keeps the sign, as numpy's casts do
+    return r
+
+
+# --- coalescing ------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Coalesced:
+    """The fmod problem after broadcasting and coalescing: one stride tuple per operand."""
+
+    shape: tuple[int, ...]
+    self_strides: tuple[int, ...]
+    other_strides: tuple[int, ...] | None  # None: scalar other
+    out_strides: tuple[int, ...]
+
+    @property
+    def dim_num(self) -> int:
+        return len(self.shape)
+
+
+def broadcast_other(self_shape: Sequence[int], other: TensorView) -> tuple[int, ...]:
+    """other's strides on self's dims (stride 0 where other is broadcast); ValueError if impossible."""
+    ns, no = len(self_shape), len(other.shape)
+    if no > ns:
+        raise ValueError(f"other of shape {other.shape} has more dims than self {tuple(self_shape)}")
+    strides = [0] * ns
+    for k in range(no):
+        d = ns - no + k
+        if other.shape[k] == self_shape[d]:
+            strides[d] = other.strides[k] if self_shape[d] != 1 else 0
+        elif other.shape[k] != 1:
+            raise ValueError(f"other of shape {other.shape} is not broadcastable to self {tuple(self_shape)}")
+    return tuple(strides)
+
+
+def coalesce(self: TensorView, other: TensorView | None, out: TensorView) -> Coalesced:
+    """Broadcast `other` (None = scalar) to self, drop size-1 dims, merge dims contiguous in every operand.
+
+    N = 0 gives shape (0,) with zero strides (nothing to move).
+    """
+    if out.shape != self.shape:
+        raise ValueError(f"out shape {out.shape} must equal self shape {self.shape}")
+    ops: list[tuple[int, ...]] = [self.strides, out.strides]
+    if other is not None:
+        ops.insert(1, broadcast_other(self.shape, other))
+    if 0 in self.shape:
+        zero = (0,)
+        return Coalesced((0,), zero, zero if other is not None else None, zero)
+    shape: list[int] = []
+    strides: list[list[int]] = [[] for _ in ops]
+    for d, n in enumerate(self.shape):
+        if n == 1:
+            continue
+        if shape and all(st[-1] == op[d] * n for st, op in zip(strides, ops, strict=True)):
+            shape[-1] *= n
+            for st, op in zip(strides, ops, strict=True):
+                st[-1] = op[d]
+            continue
+        shape.append(n)
+        for st, op in zip(strides, ops, strict=True):
+            st.append(op[d])
+    tup = [tuple(s) for s in strides]
+    if other is None:
+        return Coalesced(tuple(shape), tup[0], None, tup[1])
+    return Coalesced(tuple(shape), tup[0], tup[1], tup[2])
+
+
+def _row_major_over(shape: Sequence[int], strides: Sequence[int]) -> bool:
+    return tuple(strides) == row_major_strides(shape)
+
+
+def _broadcast_contiguous(shape: Sequence[int], strides: Sequence[int]) -> bool:
+    """Stride-0 dims aside, the strides are row-major over the remaining dims."""
+    expect = 1
+    for n, s in zip(reversed(shape), reversed(strides), strict=True):
+        if s == 0:
+            continue
+        if s != expect:
+            return False
+        expect *= n
+    return True
+
+
+def select_tiling_key(c: Coalesced) -> int:
+    """tilingKey 0-4 of a coalesced problem (docs/ascendc_design.md, Tiling step 2)."""
+    flat = c.dim_num == 0 or (c.dim_num == 1 and c.self_strides[0] == 1 and c.out_strides[0] == 1)
+    if c.other_strides is None:
+        return 0 if flat else 3
+    if flat and (c.dim_num == 0 or c.other_strides[0] == 1):
+        return 1
+    if (
+        _row_major_over(c.shape, c.self_strides)
+        and _row_major_over(c.shape, c.out_strides)
+        and _broadcast_contiguous(c.shape, c.other_strides)
+    ):
+        return 2
+    return 4
+
+
+# --- the tiling ------------------------------------------------------------------------------------------
+
+
+def ub_bytes_per_elem(dtype: str, buffer_num: int) -> int:
+    """UB bytes per tile element: x, y, out queues in T x bufferNum, plus the fp32 temporaries."""
+    dtype = normalize_dtype(dtype)
+    return buffer_num * 3 * DTYPE_BYTES[dtype] + (4 if dtype == "f32" else 12)
+
+
+def _pad8(vals: Sequence[int]) -> tuple[int, ...]:
+    return tuple(vals) + (0,) * (MAX_DIMS - len(vals))
+
+
+@dataclass(frozen=True)
+class FmodTiling:
+    """The tiling of one fmod call; attribute names of the TilingData fields are the struct's."""
+
+    tilingKey: int
+    dtype: str
+    soc: SocInfo
+    totalLength: int
+    blockDim: int
+    blockLength: int
+    lastBlockLength: int
+    tileLength: int
+    tileNum: int
+    lastTileLength: int
+    lastCoreTileNum: int
+    lastCoreLastTileLength: int
+    bufferNum: int
+    scalarOther: float
+    dimNum: int
+    innerRun: int
+    shape: tuple[int, ...]
+    selfStride: tuple[int, ...]
+    otherStride: tuple[int, ...]
+    outStride: tuple[int, ...]
+    selfOffset: int
+    otherOffset: int
+    outOffset: int
+    self_view: TensorView = field(compare=False)
+    other_view: TensorView | None = field(compare=False)
+    out_view: TensorView = field(compare=False)
+
+    @property
+    def is_scalar(self) -> bool:
+        return self.tilingKey in (0, 3)
+
+    @property
+    def elem_bytes(self) -> int:
+        return DTYPE_BYTES[self.dtype]
+
+    @property
+    def bytes_per_elem(self) -> int:
+        return ub_bytes_per_elem(self.dtype, self.bufferNum) if self.bufferNum else 0
+
+    @property
+    def ub_bytes(self) -> int:
+        """UB the kernel allocates: tileLength x bytesPerElem (every buffer x bufferNum)."""
+        return self.tileLength * self.bytes_per_elem
+
+    @property
+    def ub_budget(self) -> int:
+        return self.soc.ub_bytes - UB_RESERVED_BYTES
+
+    def fields(self) -> dict[str, int | float | list[int]]:
+        """Exactly the FmodTilingData fields, in struct order (arrays as lists of 8)."""
+        return {name: (list(getattr(self, name)) if n else getattr(self, name)) for name, _, n in FMOD_TILING_FIELDS}
+
+    def to_bytes(self) -> bytes:
+        """The raw tiling bytes (natural alignment, little endian) that SaveToBuffer writes."""
+        buf = bytearray(tiling_struct_size())
+        for name, ctype, n, off in tiling_struct_layout():
+            vals = getattr(self, name)
+            struct.pack_into("<" + _STRUCT_CODE[ctype] * max(n, 1), buf, off, *(vals if n else (vals,)))
+        return bytes(buf)
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-ready dict for tiling.json: key, core split, tiles, buffers, views, coalesced dims."""
+        k = self.dimNum
+
+        def view(v: TensorView | None) -> dict[str, Any] | None:
+            return None if v is None else {"shape": list(v.shape), "strides": list(v.strides), "offset": v.offset}
+
+        scalar: float | str = self.scalarOther if math.isfinite(self.scalarOther) else repr(self.scalarOther)
+        return {
+            "tilingKey": self.tilingKey,
+            "dtype": self.dtype,
+            "soc": self.soc.name,
+            "coreNum": self.soc.aiv_cores,
+            "totalLength": self.totalLength,
+            "blockDim": self.blockDim,
+            "blockLength": self.blockLength,
+            "lastBlockLength": self.lastBlockLength,
+            "tileLength": self.tileLength,
+            "tileNum": self.tileNum,
+            "lastTileLength": self.lastTileLength,
+            "lastCoreTileNum": self.lastCoreTileNum,
+            "lastCoreLastTileLength": self.lastCoreLastTileLength,
+            "bufferNum": self.bufferNum,
+            "ubBytes": self.ub_bytes,
+            "scalarOther": scalar if self.is_scalar else None,
+            "dimNum": k,
+            "innerRun": self.innerRun,
+            "shape": list(self.shape[:k]),
+            "selfStride": list(self.selfStride[:k]),
+            "otherStride": list(self.otherStride[:k]),
+            "outStride": list(self.outStride[:k]),
+            "selfOffset": self.selfOffset,
+            "otherOffset": self.otherOffset,
+            "outOffset": self.outOffset,
+            "self": view(self.self_view),
+            "other": view(self.other_view),
+            "out": view(self.out_view),
+        }
+
+
+def _validate(self: TensorView, other: TensorView | None, out: TensorView) -> None:
+    for name, v in (("self", self), ("other", other), ("out", out)):
+        if v is None:
+            continue
+        if not isinstance(v, TensorView):
+            raise ValueError(f"{name} must be a TensorView, got {type(v).__name__}")
+        if len(v.shape) > MAX_DIMS:
+            raise ValueError(f"{name} has {len(v.shape)} dims; fmod supports at most {MAX_DIMS}")
+        if v.numel > _I64_MAX or v.offset > _I64_MAX or any(s > _I64_MAX for s in v.strides):
+            raise ValueError(f"{name} is too large for the int64 tiling fields")
+    if out.shape != self.shape:
+        raise ValueError(f"out shape {out.shape} must equal self shape {self.shape}")
+    if any(n > 1 and s == 0 for n, s in zip(out.shape, out.strides, strict=True)):
+        raise ValueError(f"out strides {out.strides} make several elements share one location")
+
+
+def compute_tiling(
+    self: TensorView,
+    other: TensorView | float | int,
+    out: TensorView | None,
+    dtype: str,
+    soc: str | SocInfo = "ascend910b",
+) -> FmodTiling:
+    """The tiling of `out = fmod(self, other)` (other a TensorView: FmodTensor; a number: FmodScalar).
+
+    `out` None means a row-major out of self's shape. Raises ValueError on invalid inputs.
+    """
+    dtype = normalize_dtype(dtype)
+    info = get_soc(soc)
+    if out is None:
+        out = TensorView.row_major(self.shape)
+    other_view = other if isinstance(other, TensorView) else None
+    _validate(self, other_view, out)
+    scalar = 0.0 if other_view is not None else round_scalar(other, dtype)  # type: ignore[arg-type]
+    c = coalesce(self, other_view, out)
+    size = DTYPE_BYTES[dtype]
+    n_total = self.numel
+    common: dict[str, Any] = {
+        "dtype": dtype,
+        "soc": info,
+        "totalLength": n_total,
+        "scalarOther": scalar,
+        "self_view": self,
+        "other_view": other_view,
+        "out_view": out,
+    }
+    if n_total == 0:
+        zeros = (0,) * MAX_DIMS
+        return FmodTiling(
+            tilingKey=0 if other_view is None else 1, blockDim=1, blockLength=0, lastBlockLength=0,
+            tileLength=0, tileNum=0, lastTileLength=0, lastCoreTileNum=0, lastCoreLastTileLength=0,
+            bufferNum=0, dimNum=0, innerRun=0, shape=zeros, selfStride=zeros, otherStride=zeros,
+            outStride=zeros, selfOffset=0, otherOffset=0, outOffset=0, **common,
+        )  # fmt: skip
+    key = select_tiling_key(c)
+    k = c.dim_num
+    other_strides = c.other_strides if c.other_strides is not None else (0,) * k
+    if key in (0, 1):
+        inner_run = n_total
+    elif key == 2:
+        inner_run = c.shape[-1]
+    else:
+        inner_ok = c.self_strides[-1] == 1 and c.out_strides[-1] == 1 and other_strides[-1] in (0, 1)
+        inner_run = c.shape[-1] if inner_ok else 1
+
+    # Cores: >= 4 KiB per core, 32-byte-aligned block starts, no idle core.
+    align = info.align_bytes // size
+    min_elems = MIN_BYTES_PER_CORE // size
+    block_length = max(align_up(ceil_div(n_total, info.aiv_cores), align), min_elems)
+    block_dim = ceil_div(n_total, block_length)
+    last_block_length = n_total - (block_dim - 1) * block_length
+
+    # UB: every buffer x bufferNum, fp32 temporaries included; tiles aligned to 64 elements.
+    budget = info.ub_bytes - UB_RESERVED_BYTES
+    tile_double = align_down(budget // ub_bytes_per_elem(dtype, 2), TILE_ALIGN_ELEMS)
+    if tile_double == 0:
+        raise ValueError(f"UB of {info.ub_bytes} bytes cannot hold one 64-element tile")
+    if block_length <= tile_double:
+        buffer_num, tile_length = 1, align_up(block_length, TILE_ALIGN_ELEMS)
+    else:
+        buffer_num, tile_length = 2, tile_double
+    tile_num = ceil_div(block_length, tile_length)
+    last_core_tile_num = ceil_div(last_block_length, tile_length)
+    if tile_num > _U32_MAX:
+        raise ValueError(f"{n_total} elements need {tile_num} tiles per core, more than a uint32 holds")
+    return FmodTiling(
+        tilingKey=key,
+        blockDim=block_dim,
+        blockLength=block_length,
+        lastBlockLength=last_block_length,
+        tileLength=tile_length,
+        tileNum=tile_num,
+        lastTileLength=block_length - (tile_num - 1) * tile_length,
+        lastCoreTileNum=last_core_tile_num,
+        lastCoreLastTileLength=last_block_length - (last_core_tile_num - 1) * tile_length,
+        bufferNum=buffer_num,
+        dimNum=k,
+        innerRun=inner_run,
+        shape=_pad8(c.shape),
+        selfStride=_pad8(c.self_strides),
+        otherStride=_pad8(other_strides),
+        outStride=_pad8(c.out_strides),
+        selfOffset=self.offset if key >= 3 else 0,
+        otherOffset=other_view.offset if other_view is not None and key >= 3 else 0,
+        outOffset=out.offset if key >= 3 else 0,
+        **common,
+    )
