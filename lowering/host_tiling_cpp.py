@@ -372,7 +372,11 @@ inline bool ComputeTiling(const View& self, const View* other, const View& out, 
   const int64_t* cOut = other != nullptr ? cst[2] : cst[1];
   // tilingKey.
   const bool flat = k == 0 || (k == 1 && cSelf[0] == 1 && cOut[0] == 1);
-  if (cOther == nullptr) {
+  bool otherSingle = cOther != nullptr && k > 0;  // a 1-element other broadcast everywhere: scalar-like
+  for (uint32_t i = 0; otherSingle && i < k; ++i) {
+    otherSingle = cOther[i] == 0;
+  }
+  if (cOther == nullptr || otherSingle) {
     r.tilingKey = flat ? 0 : 3;
   } else if (flat && (k == 0 || cOther[0] == 1)) {
     r.tilingKey = 1;
@@ -405,7 +409,16 @@ inline bool ComputeTiling(const View& self, const View* other, const View& out, 
   // Cores: >= 4 KiB per core, 32-byte-aligned block starts, no idle core.
   const uint64_t align = kAlignBytes / typeSize;
   const uint64_t minElems = kMinBytesPerCore / typeSize;
-  uint64_t blockLength = AlignUp(CeilDiv(n, coreNum), align);
+  uint64_t cores = coreNum;
+  if (r.tilingKey == 2) {  // every core may read all of `other`: keep that under 5% of the traffic
+    uint64_t otherN = 1;
+    for (uint32_t i = 0; i < k; ++i) {
+      otherN *= cOther[i] == 0 ? 1 : static_cast<uint64_t>(cs[i]);
+    }
+    const uint64_t cap = 1 + (2 * n + otherN) / (40 * otherN);  // a core reads up to two runs
+    cores = cores < cap ? cores : cap;
+  }
+  uint64_t blockLength = AlignUp(CeilDiv(n, cores), align);
   blockLength = blockLength > minElems ? blockLength : minElems;
   const uint64_t blockDim = CeilDiv(n, blockLength);
   r.blockDim = static_cast<uint32_t>(blockDim);
@@ -413,7 +426,7 @@ inline bool ComputeTiling(const View& self, const View* other, const View& out, 
   r.lastBlockLength = n - (blockDim - 1) * blockLength;
   // UB: x, y, out queues in T x bufferNum + fp32 temporaries; tiles aligned to 64 elements.
   const uint64_t budget = ubSize - kUbReservedBytes;
-  const uint64_t tempBytes = isF32 ? 4 : 12;
+  const uint64_t tempBytes = (isF32 ? 4 : 12) + (r.tilingKey == 2 ? typeSize : 0);  // key 2: the run cache
   const uint64_t tileDouble = budget / (2 * 3 * typeSize + tempBytes) / kTileAlignElems * kTileAlignElems;
   if (tileDouble == 0 || tileDouble > kU32Max) {
     return false;

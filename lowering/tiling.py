@@ -362,8 +362,8 @@ def _broadcast_contiguous(shape: Sequence[int], strides: Sequence[int]) -> bool:
 def select_tiling_key(c: Coalesced) -> int:
     """tilingKey 0-4 of a coalesced problem (docs/ascendc_design.md, Tiling step 2)."""
     flat = c.dim_num == 0 or (c.dim_num == 1 and c.self_strides[0] == 1 and c.out_strides[0] == 1)
-    if c.other_strides is None:
-        return 0 if flat else 3
+    if c.other_strides is None or (c.dim_num > 0 and all(s == 0 for s in c.other_strides)):
+        return 0 if flat else 3  # a scalar, or a 1-element `other` broadcast everywhere (read once)
     if flat and (c.dim_num == 0 or c.other_strides[0] == 1):
         return 1
     if (
@@ -378,10 +378,12 @@ def select_tiling_key(c: Coalesced) -> int:
 # --- the tiling ------------------------------------------------------------------------------------------
 
 
-def ub_bytes_per_elem(dtype: str, buffer_num: int) -> int:
-    """UB bytes per tile element: x, y, out queues in T x bufferNum, plus the fp32 temporaries."""
+def ub_bytes_per_elem(dtype: str, buffer_num: int, key: int = 0) -> int:
+    """UB bytes per tile element: x, y, out queues in T x bufferNum, the fp32 temporaries, and for key 2
+    the cache of the last `other` run."""
     dtype = normalize_dtype(dtype)
-    return buffer_num * 3 * DTYPE_BYTES[dtype] + (4 if dtype == "f32" else 12)
+    size = DTYPE_BYTES[dtype]
+    return buffer_num * 3 * size + (4 if dtype == "f32" else 12) + (size if key == 2 else 0)
 
 
 def _pad8(vals: Sequence[int]) -> tuple[int, ...]:
@@ -429,7 +431,7 @@ class FmodTiling:
 
     @property
     def bytes_per_elem(self) -> int:
-        return ub_bytes_per_elem(self.dtype, self.bufferNum) if self.bufferNum else 0
+        return ub_bytes_per_elem(self.dtype, self.bufferNum, self.tilingKey) if self.bufferNum else 0
 
     @property
     def ub_bytes(self) -> int:
@@ -560,13 +562,17 @@ def compute_tiling(
     # Cores: >= 4 KiB per core, 32-byte-aligned block starts, no idle core.
     align = info.align_bytes // size
     min_elems = MIN_BYTES_PER_CORE // size
-    block_length = max(align_up(ceil_div(n_total, info.aiv_cores), align), min_elems)
+    cores = info.aiv_cores
+    if key == 2:  # every core may read all of `other`: keep that extra traffic under 5%
+        other_n = math.prod(d for d, s in zip(c.shape, other_strides, strict=True) if s != 0)
+        cores = min(cores, 1 + (2 * n_total + other_n) // (40 * other_n))  # a core reads up to two runs
+    block_length = max(align_up(ceil_div(n_total, cores), align), min_elems)
     block_dim = ceil_div(n_total, block_length)
     last_block_length = n_total - (block_dim - 1) * block_length
 
     # UB: every buffer x bufferNum, fp32 temporaries included; tiles aligned to 64 elements.
     budget = info.ub_bytes - UB_RESERVED_BYTES
-    tile_double = align_down(budget // ub_bytes_per_elem(dtype, 2), TILE_ALIGN_ELEMS)
+    tile_double = align_down(budget // ub_bytes_per_elem(dtype, 2, key), TILE_ALIGN_ELEMS)
     if tile_double == 0:
         raise ValueError(f"UB of {info.ub_bytes} bytes cannot hold one 64-element tile")
     if block_length <= tile_double:

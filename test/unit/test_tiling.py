@@ -72,10 +72,10 @@ def test_tensor_keys():
     assert compute_tiling(rm((6, 70)), rm((6, 70)), None, "f32").tilingKey == 1
     assert compute_tiling(rm((1, 6, 70)), rm((6, 70)), None, "f32").tilingKey == 1  # leading 1 coalesces away
     assert compute_tiling(rm((4, 1, 5)), rm((4, 1, 5)), None, "f16").tilingKey == 1  # inner size-1 dim dropped
-    # other of shape (1,) or () -> broadcast constant, key 2 with a stride-0 run over all N
+    # other of shape (1,) or () -> one element broadcast everywhere: scalar-like key 0 (read once)
     for o in (rm((1,)), rm(()), rm((1, 1))):
         t = compute_tiling(rm((6, 70)), o, None, "f32")
-        assert (t.tilingKey, t.dimNum, t.shape[0], t.otherStride[0], t.innerRun) == (2, 1, 420, 0, 420)
+        assert (t.tilingKey, t.dimNum, t.shape[0], t.otherStride[0], t.innerRun) == (0, 1, 420, 0, 420)
     # row broadcast: other (64,) over (R, 64)
     t = compute_tiling(rm((100, 64)), rm((64,)), None, "f16")
     assert t.tilingKey == 2 and t.shape[:2] == (100, 64) and t.otherStride[:2] == (0, 1) and t.innerRun == 64
