@@ -13,16 +13,16 @@ from collections.abc import Sequence
 from typing import ClassVar
 
 from xdsl.dialects.builtin import (
-    ArrayAttr,
-    SymbolRefAttr,
-    TensorType,
     AnyFloat,
+    ArrayAttr,
     DenseArrayBase,
     FloatAttr,
     IntegerAttr,
     IntegerType,
     ModuleOp,
     StringAttr,
+    SymbolRefAttr,
+    TensorType,
     UnitAttr,
     i64,
 )
@@ -707,7 +707,8 @@ class CollectiveOp(ConversionOp, abc.ABC):
         for d in range(len(src)):
             if d not in axes and src[d] != dst[d]:
                 raise self.fail(
-                    f"{src.short_str()} -> {dst.short_str()} changes mesh axis {d}, which is not in mesh_axes {list(axes)}"
+                    f"{src.short_str()} -> {dst.short_str()} changes mesh axis {d}, "
+                    f"which is not in mesh_axes {list(axes)}"
                 )
         for d in axes:
             if not self.valid_step(src[d], dst[d]):

@@ -58,7 +58,9 @@ def local_slices(
     return tuple(bounds)
 
 
-def local_shape(shape: Sequence[int], sbp: NdSbpAttr, hierarchy: Sequence[int], coord: Sequence[int]) -> tuple[int, ...]:
+def local_shape(
+    shape: Sequence[int], sbp: NdSbpAttr, hierarchy: Sequence[int], coord: Sequence[int]
+) -> tuple[int, ...]:
     """Shape of the shard held at mesh coordinate `coord`."""
     return tuple(hi - lo for lo, hi in local_slices(shape, sbp, hierarchy, coord))
 

@@ -85,7 +85,13 @@ class _PassFlag(argparse.Action):
         super().__init__(*args, nargs="?", **kwargs)
         self.pass_name = pass_name
 
-    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any, option_string: str | None = None) -> None:
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
         flags: list[str] = getattr(namespace, "pass_flags", None) or []
         flags.append(self.pass_name if not values else f"{self.pass_name}{{{values}}}")
         namespace.pass_flags = flags
@@ -111,13 +117,20 @@ class SbpOptMain(xDSLOptMain):
         super().register_all_arguments(arg_parser)
         arg_parser.add_argument("--debug", action="store_true", help="show Python tracebacks on errors")
         arg_parser.add_argument(
-            "--sbp-report", nargs="?", const="text", choices=("text", "json"), default=None,
+            "--sbp-report",
+            nargs="?",
+            const="text",
+            choices=("text", "json"),
+            default=None,
             help="print to stderr why infer-sbp chose each signature and the program's modelled communication",
         )
         for name in self.available_passes:
             arg_parser.add_argument(
-                f"--{name}", action=_PassFlag, pass_name=name, dest=f"flag_{name.replace('-', '_')}",
-                help=f"run the {name} pass (options in MLIR syntax: --{name}=\"key=value\")",
+                f"--{name}",
+                action=_PassFlag,
+                pass_name=name,
+                dest=f"flag_{name.replace('-', '_')}",
+                help=f'run the {name} pass (options in MLIR syntax: --{name}="key=value")',
             )
 
     def setup_pipeline(self) -> None:
@@ -166,6 +179,16 @@ class SbpOptMain(xDSLOptMain):
             if self.args.debug:
                 traceback.print_exc()
             return None, error_diagnostic(error, source, parser.positions, module)
+        except RecursionError:
+            # Python's recursion limit, hit by pathologically deep nesting (`[[[[...`, `((((...`, nested
+            # regions) in xDSL's recursive-descent parser or ours: located where the parser stopped.
+            if self.args.debug:
+                traceback.print_exc()
+            message = "nesting too deep"
+            if module is not None:
+                return None, Diagnostic(source.name, source.first_line, 1, message)
+            located = ParseError(parser._current_token.span, message)
+            return None, error_diagnostic(located, source, parser.positions, None)
 
     def print_report(self, module: ModuleOp) -> None:
         from passes.sbp_report import build_report, render
@@ -224,4 +247,3 @@ def main(argv: Sequence[str] | None = None) -> int:
             traceback.print_exc()
         print(f"error: internal error: {type(error).__name__}: {error}", file=sys.stderr)
         return 1
-
