@@ -2,7 +2,6 @@
 // RUN: not sbp-run %s --pipeline "infer-sbp{bogus=1}" 2>&1 | filecheck %s --check-prefix=OPTION
 // RUN: not sbp-run %s --entry nope 2>&1 | filecheck %s --check-prefix=ENTRY
 // RUN: not sbp-run %s.missing 2>&1 | filecheck %s --check-prefix=FILE
-// RUN: not sbp-run %s --kernels ascendc-cpu 2>&1 | filecheck %s --check-prefix=ASCEND
 // RUN: not sbp-run %s --seed 1 --inputs x.npy 2>&1 | filecheck %s --check-prefix=EXCLUSIVE
 // RUN: not sbp-run %S/Inputs/parse_error.mlir 2>&1 | filecheck %s --check-prefix=PARSE
 
@@ -19,7 +18,6 @@ func.func @main(%x: !sbp.tensor<4xf32, @p, [S(0)]>) -> !sbp.tensor<4xf32, @p> {
 // OPTION: {{^}}error: bad --pipeline: {{.*}}bogus
 // ENTRY: usage_errors.mlir: error: no function @nope in the module (functions: @main){{$}}
 // FILE: {{^}}error: cannot read {{.*}}usage_errors.mlir.missing: No such file or directory{{$}}
-// ASCEND: {{^}}error: --kernels ascendc-cpu needs the Ascend C backend (not built yet)
 // EXCLUSIVE: sbp-run: error: argument --inputs: not allowed with argument --seed
 // PARSE: parse_error.mlir:4:{{[0-9]+}}: error: {{.+}}
 // PARSE-NOT: Traceback
