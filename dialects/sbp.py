@@ -57,6 +57,15 @@ class SbpAttr(ParametrizedAttribute, abc.ABC):
     def short_str(self) -> str: ...
 
 
+def _parse_split_axis(parser: AttrParser) -> int:
+    """A split axis: a non-negative integer (a negative one gets its own message)."""
+    start = parser.pos
+    axis = parser.parse_integer(allow_boolean=False, allow_negative=True, context_msg=" (split axis)")
+    if axis < 0:
+        parser.raise_error(f"split axis must be non-negative, got {axis}", start, parser.pos)
+    return axis
+
+
 @irdl_attr_definition
 class SplitAttr(SbpAttr):
     """`S(k)`: each rank along the mesh axis holds a slice of tensor axis k."""
@@ -74,7 +83,7 @@ class SplitAttr(SbpAttr):
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
         with parser.in_angle_brackets():
-            return (IntAttr(parser.parse_integer(allow_boolean=False, allow_negative=False)),)
+            return (IntAttr(_parse_split_axis(parser)),)
 
     def print_parameters(self, printer: Printer) -> None:
         with printer.in_angle_brackets():
@@ -89,6 +98,14 @@ class BroadcastAttr(SbpAttr):
     """`B`: every rank along the mesh axis holds the whole tensor."""
 
     name = "sbp.B"
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        # Without this, xDSL's generic parameter parser accepts `#sbp.B<1>` and then crashes.
+        start = parser.pos
+        if parser.parse_optional_punctuation("<") is not None:
+            parser.raise_error("#sbp.B takes no parameters", start, parser.pos)
+        return ()
 
     def short_str(self) -> str:
         return "B"
@@ -148,7 +165,7 @@ def parse_sbp_entry(parser: AttrParser) -> SbpAttr:
         return BROADCAST
     if keyword == "S":
         parser.parse_punctuation("(", " after S (write S(k) with k the split tensor axis)")
-        axis = parser.parse_integer(allow_boolean=False, allow_negative=False, context_msg=" (split axis)")
+        axis = _parse_split_axis(parser)
         parser.parse_punctuation(")")
         return split(axis)
     if keyword == "P":
@@ -388,7 +405,8 @@ def type_problem(
             if entry.dim >= len(shape):
                 return f"split axis {entry.dim} out of range for a rank-{len(shape)} tensor in {sbp.short_str()}"
     if isinstance(layout, LayoutAttr) and layout.layout.rank != len(shape):
-        return f"layout {layout.layout} has {layout.layout.rank} modes for a rank-{len(shape)} tensor"
+        modes = layout.layout.rank
+        return f"layout {layout.layout} has {modes} mode{'' if modes == 1 else 's'} for a rank-{len(shape)} tensor"
     return None
 
 

@@ -698,6 +698,11 @@ class CollectiveOp(ConversionOp, abc.ABC):
             raise VerifyException(
                 f"{self.name} on per-rank tensors needs the properties placement, src_sbp, dst_sbp and global_shape"
             )
+        if len(self.src_sbp) != len(self.dst_sbp):  # verify_transition indexes both per mesh axis
+            raise VerifyException(
+                f"{self.name}: src_sbp {self.src_sbp.short_str()} and dst_sbp {self.dst_sbp.short_str()} "
+                "have different lengths"
+            )
         self.verify_transition(self.src_sbp, self.dst_sbp)
 
     def verify_transition(self, src: NdSbpAttr, dst: NdSbpAttr) -> None:

@@ -8,16 +8,29 @@ maps a parse error, a verifier error or a pass's `OpError` back to that position
 from __future__ import annotations
 
 import bisect
+import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
+import xdsl
 from xdsl.context import Context
-from xdsl.dialects.builtin import FileLineColLoc, ModuleOp
-from xdsl.ir import Operation
+from xdsl.dialects.builtin import FileLineColLoc, Float80Type, Float128Type, FloatAttr, ModuleOp
+from xdsl.ir import Attribute, Operation
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import ParseError, VerifyException
+from xdsl.utils.mlir_lexer import MLIRLexer, MLIRTokenKind
 
 from dialects.errors import OpError
+
+# xDSL 0.74's string-literal regex nests quantifiers (`(?:[^"...]+|escape)*"`): on an unclosed `"` it
+# backtracks exponentially in the length of the rest of the line, so a stray quote hangs the parser.
+# Matching one character per repetition accepts the same strings in linear time. Only the known
+# vulnerable pattern is replaced, so a fixed xDSL keeps its own.
+_SLOW_STRING = r'"(?:[^"\\\n\v\f]+|\\(?:["nt\\]|[0-9A-Fa-f]{2}))*"'
+if MLIRLexer._unescaped_characters_regex.pattern == _SLOW_STRING:
+    MLIRLexer._unescaped_characters_regex = re.compile(r'"(?:[^"\\\n\v\f]|\\(?:["nt\\]|[0-9A-Fa-f]{2}))*"')
 
 
 @dataclass
@@ -74,14 +87,97 @@ class LocatedParser(Parser):
 
     def parse_operation(self) -> Operation:
         start = self._current_token.span.start
-        op = super().parse_operation()
+        try:
+            op = super().parse_operation()
+        except VerifyException as error:
+            # A custom-form op that breaks a constraint while being built (e.g. a property of the
+            # wrong kind) fails inside the parser: report it at the op, like a verifier error.
+            message = str(error)
+            name = _OP_NAME.match(self.source.text, start)
+            if name is not None and not message.startswith(name.group(1)):
+                message = f"{name.group(1)}: {message}"
+            self.raise_error(message, start, start + 1)
         self.positions[op] = start
         return op
+
+    # xDSL builds builtin attributes while parsing and some constructors fail with plain Python
+    # exceptions on out-of-range literals (`1.0e300 : f32` and `0x7FC00000 : f16` raise OverflowError,
+    # `dense<300> : tensor<2xi8>` ValueError, `1.0 : f80` NotImplementedError). The innermost attribute
+    # or type being parsed turns such an exception into a ParseError spanning it; exceptions raised
+    # from our own dialect code are left alone, so they still surface as bugs.
+    def parse_optional_attribute(self):  # type: ignore[override]
+        start = self._current_token.span.start
+        attr = self._xdsl_guarded(super().parse_optional_attribute)
+        if isinstance(attr, FloatAttr) and not _packable(attr.type):  # it would crash the printer
+            self.raise_error(f"{attr.type} float values are not supported by xDSL", start, self.pos)
+        return attr
+
+    def parse_optional_type(self):  # type: ignore[override]
+        token = self._current_token
+        if token.kind == MLIRTokenKind.BARE_IDENT and (width := _INT_TYPE.fullmatch(token.text)) is not None:
+            if int(width.group(1)) > MAX_INT_WIDTH:  # xDSL has no limit and computes 2**width ranges
+                self.raise_error(f"integer bitwidth is limited to {MAX_INT_WIDTH} bits", token.span)
+        return self._xdsl_guarded(super().parse_optional_type)
+
+    def _xdsl_guarded(self, parse: Callable[[], _T]) -> _T:
+        start = self._current_token.span.start
+        try:
+            return parse()
+        except (OverflowError, ValueError, NotImplementedError, AssertionError) as error:
+            if not _raised_in_xdsl(error):
+                raise
+            detail = str(error) or (
+                "not supported by xDSL" if isinstance(error, NotImplementedError) else "malformed (rejected by xDSL)"
+            )
+            if isinstance(error, OverflowError):
+                detail = f"value out of range for its type ({detail})"
+            self.raise_error(detail, start, max(start + 1, self.pos))
+
+
+_T = TypeVar("_T")
+_INT_TYPE = re.compile(r"[su]?i([0-9]+)")
+MAX_INT_WIDTH = (1 << 24) - 1
+"""MLIR's IntegerType::kMaxWidth."""
+
+_XDSL_DIR = os.path.dirname(xdsl.__file__) + os.sep
+_PROJECT_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+def _packable(float_type: Attribute) -> bool:
+    """xDSL 0.74 cannot pack (so cannot print) f80 and f128 values."""
+    return not isinstance(float_type, Float80Type | Float128Type)
+
+
+def _raised_in_xdsl(error: BaseException) -> bool:
+    """Whether the innermost xDSL-or-project frame of the traceback is in xDSL (not our code)."""
+    last = None
+    tb = error.__traceback__
+    while tb is not None:
+        filename = tb.tb_frame.f_code.co_filename
+        if filename.startswith(_XDSL_DIR) or filename.startswith(_PROJECT_DIR):
+            last = filename
+        tb = tb.tb_next
+    return last is not None and last.startswith(_XDSL_DIR)
+
+
+# The op name at an op's start: optional `%results =`, then a bare or quoted name.
+_OP_NAME = re.compile(r'(?:%[^=]*=\s*)?"?([A-Za-z_][\w$.]*)')
 
 
 def parse_error_diagnostic(error: ParseError, source: Source) -> Diagnostic:
     line, col = source.line_col(error.span.start)
-    return Diagnostic(source.name, line, col, error.msg, source.line_text(line), max(1, error.span.len))
+    message = error.msg
+    if not message.strip() or message[0].isspace():
+        # Some xDSL errors are only a context fragment, e.g. " in block definition" when a block holds
+        # something that is neither an operation nor `}`: say what was found.
+        got = error.span.text.strip() or "end of file"
+        if message.strip() == "in block definition":
+            message = f"expected an operation or '}}', got '{got}'"
+        else:
+            message = f"unexpected '{got}'{message.rstrip()}"
+    elif message == "End of file reached before closing string literal.":  # xDSL: strings end at a newline
+        message = "unterminated string literal: the closing '\"' must be on the same line"
+    return Diagnostic(source.name, line, col, message, source.line_text(line), max(1, error.span.len))
 
 
 def _position_of(op: Operation, positions: dict[Operation, int]) -> int | None:
