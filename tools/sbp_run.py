@@ -378,3 +378,19 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+def run_captured(argv: Sequence[str]) -> tuple[int, str]:
+    """Run `sbp-run argv` in this process; return its exit code and everything it printed."""
+    import contextlib
+    import io
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+        code = main(list(argv))
+    return code, out.getvalue()
+
+
+def pipeline_for(rule: str, planner: str) -> str:
+    """The default pipeline with an inference rule and a boxing planner."""
+    return f"infer-sbp{{rule={rule}}},materialize-boxing,lower-boxing{{planner={planner}}},spmdize"

@@ -1,0 +1,173 @@
+"""Random well-typed global programs, for property tests and the boxing stress benchmark.
+
+A program has 1–3 inputs with random ND-SBPs (splits, broadcasts, sum/max partials) on a random mesh
+of up to three axes, then up to `max_ops` ops of SPEC §2.4 over shapes with size-1 and uneven dims.
+Integer programs (i32) may use fmod and are checked exactly; float programs (f32) avoid ops whose
+result jumps under rounding (fmod, div) since partial sums reorder float additions.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+
+MESHES: tuple[tuple[int, ...], ...] = ((2,), (3,), (2, 2), (2, 3), (2, 2, 2))
+DIMS = (1, 2, 3, 5, 7)
+
+
+@dataclass
+class _Value:
+    name: str
+    shape: tuple[int, ...]
+    type: str = ""
+
+
+@dataclass
+class _Builder:
+    rng: random.Random
+    dtype: str
+    hierarchy: tuple[int, ...]
+    lines: list[str] = field(default_factory=list)
+    inputs: list[tuple[_Value, str]] = field(default_factory=list)
+    values: list[_Value] = field(default_factory=list)
+    counter: int = 0
+
+    def ty(self, shape: tuple[int, ...], sbp: str | None = None) -> str:
+        dims = "".join(f"{d}x" for d in shape)
+        return f"!sbp.tensor<{dims}{self.dtype}, @mesh{', ' + sbp if sbp else ''}>"
+
+    def fresh(self) -> str:
+        self.counter += 1
+        return f"%v{self.counter}"
+
+    def random_sbp(self, shape: tuple[int, ...]) -> str:
+        entries = []
+        for _ in self.hierarchy:
+            choices = ["B", "P", "P(max)"] + [f"S({a})" for a in range(len(shape))]
+            entries.append(self.rng.choice(choices))
+        return "[" + ", ".join(entries) + "]"
+
+    def new_input(self, shape: tuple[int, ...]) -> _Value:
+        sbp = self.random_sbp(shape)
+        value = _Value(f"%in{len(self.inputs)}", shape, self.ty(shape, sbp))
+        self.inputs.append((value, sbp))
+        self.values.append(value)
+        return value
+
+    def emit(self, text: str, shape: tuple[int, ...]) -> _Value:
+        value = _Value(self.fresh(), shape, self.ty(shape))
+        self.lines.append(f"  {value.name} = {text} -> {self.ty(shape)}")
+        self.values.append(value)
+        return value
+
+
+def _random_shape(rng: random.Random, rank: int | None = None) -> tuple[int, ...]:
+    rank = rng.randint(1, 3) if rank is None else rank
+    return tuple(rng.choice(DIMS) for _ in range(rank))
+
+
+def _broadcast_partner(rng: random.Random, shape: tuple[int, ...]) -> tuple[int, ...]:
+    """A shape that broadcasts with `shape` to `shape` (some dims 1, maybe fewer leading dims)."""
+    drop = rng.randint(0, len(shape) - 1) if len(shape) > 1 and rng.random() < 0.3 else 0
+    return tuple(1 if rng.random() < 0.3 else d for d in shape[drop:])
+
+
+def _op(b: _Builder) -> None:
+    rng = b.rng
+    x = rng.choice(b.values)
+    ty = x.type
+    kinds = ["binary", "binary", "unary", "scalar", "matmul", "transpose", "reduce", "reshape"]
+    if b.dtype == "i32":
+        kinds.append("fmod")
+    kind = rng.choice(kinds)
+    if not x.shape and kind in ("transpose", "reduce", "reshape"):
+        kind = "unary"  # a 0-d value has no axes to permute, reduce or regroup
+    if kind in ("binary", "fmod"):
+        same = [v for v in b.values if v.shape == x.shape and v is not x]
+        if same and rng.random() < 0.5:
+            y = rng.choice(same)
+        else:
+            y = b.new_input(_broadcast_partner(rng, x.shape))
+        if kind == "fmod":
+            b.emit(f"sbp.fmod {x.name}, {y.name} : {ty}, {y.type}", x.shape)
+            return
+        name = rng.choice(["add", "sub", "mul", "maximum", "minimum"])
+        b.emit(f"sbp.{name} {x.name}, {y.name} : {ty}, {y.type}", x.shape)
+    elif kind == "unary":
+        names = ["relu", "neg"] + (["exp"] if b.dtype == "f32" else [])
+        b.emit(f"sbp.{rng.choice(names)} {x.name} : {ty}", x.shape)
+    elif kind == "scalar":
+        scalar = "2 : i32" if b.dtype == "i32" else "0.5 : f32"
+        name = rng.choice(["add_scalar", "mul_scalar"] + (["fmod_scalar"] if b.dtype == "i32" else []))
+        b.emit(f"sbp.{name} {x.name}, {scalar} : {ty}", x.shape)
+    elif kind == "matmul":
+        a = x if len(x.shape) >= 2 else b.new_input(_random_shape(rng, 2))
+        k, m = a.shape[-1], rng.choice(DIMS)
+        w = b.new_input((k, m))
+        b.emit(f"sbp.matmul {a.name}, {w.name} : {a.type}, {w.type}", (*a.shape[:-1], m))
+    elif kind == "transpose":
+        perm = list(range(len(x.shape)))
+        rng.shuffle(perm)
+        shape = tuple(x.shape[p] for p in perm)
+        b.emit(f"sbp.transpose {x.name} {{perm = array<i64: {', '.join(map(str, perm))}>}} : {ty}", shape)
+    elif kind == "reduce":
+        axes = sorted(rng.sample(range(len(x.shape)), rng.randint(1, len(x.shape))))
+        keep = rng.random() < 0.5
+        shape = tuple(1 if i in axes else d for i, d in enumerate(x.shape)) if keep else tuple(
+            d for i, d in enumerate(x.shape) if i not in axes
+        )
+        name = rng.choice(["reduce_sum", "reduce_max", "reduce_min"])
+        flags = ", keepdims" if keep else ""
+        b.emit(f"sbp.{name} {x.name} {{axes = array<i64: {', '.join(map(str, axes))}>{flags}}} : {ty}", shape)
+    else:
+        n = 1
+        for d in x.shape:
+            n *= d
+        shape = (n,) if len(x.shape) > 1 or rng.random() < 0.5 else _factor(rng, n)
+        b.emit(f"sbp.reshape {x.name} : {ty}", shape)
+
+
+def _factor(rng: random.Random, n: int) -> tuple[int, ...]:
+    divisors = [d for d in range(1, n + 1) if n % d == 0]
+    d = rng.choice(divisors)
+    return (d, n // d)
+
+
+def random_program(seed: int, max_ops: int = 12) -> str:
+    """A random program (MLIR text) with a `@main` returning its last one or two values."""
+    rng = random.Random(seed)
+    hierarchy = rng.choice(MESHES)
+    b = _Builder(rng, rng.choice(["f32", "i32"]), hierarchy)
+    for _ in range(rng.randint(1, 2)):
+        b.new_input(_random_shape(rng))
+    for _ in range(rng.randint(1, max_ops)):
+        _op(b)
+    outputs = b.values[-1:] if rng.random() < 0.6 or len(b.values) < 2 else b.values[-2:]
+    ranks = list(range(1, 1 + _prod(hierarchy)))
+    mesh = _nested(ranks, hierarchy)
+    args = ", ".join(f"{v.name}: {v.type}" for v, _ in b.inputs)
+    results = ", ".join(v.type for v in outputs)
+    return "\n".join(
+        [
+            f'sbp.placement @mesh "cpu" {mesh}',
+            f"func.func @main({args}) -> ({results}) {{",
+            *b.lines,
+            f"  func.return {', '.join(v.name for v in outputs)} : {results}",
+            "}",
+            "",
+        ]
+    )
+
+
+def _prod(xs: tuple[int, ...]) -> int:
+    n = 1
+    for x in xs:
+        n *= x
+    return n
+
+
+def _nested(ranks: list[int], hierarchy: tuple[int, ...]) -> str:
+    if len(hierarchy) == 1:
+        return "[" + ", ".join(map(str, ranks)) + "]"
+    step = len(ranks) // hierarchy[0]
+    return "[" + ", ".join(_nested(ranks[i : i + step], hierarchy[1:]) for i in range(0, len(ranks), step)) + "]"
