@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -227,7 +228,8 @@ def attr_to_json(attr: Attribute) -> Any:
     if isinstance(attr, IntegerAttr):
         return attr.value.data
     if isinstance(attr, FloatAttr):
-        return attr.value.data
+        value = attr.value.data
+        return value if math.isfinite(value) else repr(value)  # "inf"/"nan": JSON has no Infinity/NaN
     if isinstance(attr, StringAttr):
         return attr.data
     if isinstance(attr, DenseArrayBase):

@@ -65,6 +65,7 @@ class {cls} {{
     pipe_.InitBuffer(outZ_, td.bufferNum, tileBytes);
     if (key_ == 2) {{
       pipe_.InitBuffer(cacheBuf_, tileBytes);
+      PreloadOther();
     }}
     pipe_.InitBuffer(q32Buf_, td.tileLength * sizeof(float));
     if constexpr (!std::is_same_v<T, float>) {{
@@ -116,6 +117,29 @@ class {cls} {{
       return 0;  // keep runs whole within a tile so `other` runs repeat exactly (cache hits)
     }}
     return static_cast<uint32_t>(len < room ? len : room);
+  }}
+
+  // Key 2 with `other` broadcast along the innermost dim: every run duplicates one element of `other`.
+  // When all of `other` (compact for key 2) fits the cache, read it once per core and take the elements
+  // from UB instead of one GM read per run (short runs would otherwise re-read `other` many times).
+  __aicore__ inline void PreloadOther() {{
+    if (td_.dimNum == 0 || td_.otherStride[td_.dimNum - 1] != 0) {{
+      return;
+    }}
+    uint64_t n = 1;
+    for (uint32_t d = 0; d < td_.dimNum; ++d) {{
+      n *= td_.otherStride[d] != 0 ? static_cast<uint64_t>(td_.shape[d]) : 1;
+    }}
+    if (n > td_.tileLength) {{
+      return;
+    }}
+    LocalTensor<T> cache = cacheBuf_.template Get<T>();
+    DataCopyExtParams ext{{1, static_cast<uint32_t>(n * sizeof(T)), 0, 0, 0}};
+    DataCopyPadExtParams<T> pad{{false, 0, 0, T(0)}};
+    DataCopyPad(cache, otherGm_, ext, pad);
+    SetFlag<HardEvent::MTE2_S>(0);
+    WaitFlag<HardEvent::MTE2_S>(0);
+    otherInUb_ = true;
   }}
 
   __aicore__ inline uint64_t Tile(uint64_t pos, uint64_t end) {{
@@ -218,6 +242,7 @@ class {cls} {{
   TBuf<TPosition::VECCALC> cacheBuf_;  // key 2: the last `other` run read from GM, reused across tiles
   int64_t cacheOff_ = -1;
   uint32_t cacheLen_ = 0;
+  bool otherInUb_ = false;  // key 2, inner broadcast: all of `other` is in cacheBuf_
   GlobalTensor<T> selfGm_;
   GlobalTensor<T> otherGm_;
   GlobalTensor<T> outGm_;
@@ -246,7 +271,9 @@ TENSOR_COPY_IN_OTHER = """\
                                 : StridedOffset(pos, td_.dimNum, td_.shape, td_.otherStride, td_.otherOffset);
         int64_t inner = key_ == 1 ? 1 : td_.otherStride[td_.dimNum - 1];
         if (inner == 0) {
-          Duplicate(y[slot], otherGm_.GetValue(static_cast<uint64_t>(off)), static_cast<int32_t>(len));
+          T value = otherInUb_ ? cacheBuf_.template Get<T>().GetValue(static_cast<uint32_t>(off))
+                               : otherGm_.GetValue(static_cast<uint64_t>(off));
+          Duplicate(y[slot], value, static_cast<int32_t>(len));
         } else if (key_ == 2 && off == cacheOff_ && len == cacheLen_) {
           LocalTensor<T> cache = cacheBuf_.template Get<T>();
           DataCopy(y[slot], cache, AlignUp(len));

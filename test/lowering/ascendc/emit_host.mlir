@@ -1,0 +1,99 @@
+// RUN: rm -rf %t
+// RUN: sbp-translate %s --emit-ascendc -o %t
+// RUN: filecheck %s --check-prefix=HDR --input-file=%t/fmod_tensor/op_host/fmod_tensor_tiling.h
+// RUN: filecheck %s --check-prefix=SHDR --input-file=%t/fmod_scalar/op_host/fmod_scalar_tiling.h
+// RUN: filecheck %s --check-prefix=HOST --input-file=%t/fmod_tensor/op_host/fmod_tensor.cpp
+// RUN: filecheck %s --check-prefix=SHOST --input-file=%t/fmod_scalar/op_host/fmod_scalar.cpp
+// RUN: filecheck %s --check-prefix=ACLNN --input-file=%t/fmod_tensor/op_host/aclnn_fmod_tensor.h
+// RUN: filecheck %s --check-prefix=SACLNN --input-file=%t/fmod_scalar/op_host/aclnn_fmod_scalar.h
+
+// The host side of both CANN projects: tiling data header, TilingFunc + InferShape + OpDef, aclnn API.
+
+sbp.placement @p "npu" [0, 1]
+
+func.func @main(%a: !sbp.tensor<8x16xf16, @p, [S(0)]>, %b: !sbp.tensor<16xf16, @p, [B]>) {
+  %0 = sbp.fmod %a, %b : !sbp.tensor<8x16xf16, @p, [S(0)]>, !sbp.tensor<16xf16, @p, [B]> -> !sbp.tensor<8x16xf16, @p>
+  %1 = sbp.fmod_scalar %a, -1.5 : f16 : !sbp.tensor<8x16xf16, @p, [S(0)]> -> !sbp.tensor<8x16xf16, @p>
+  func.return
+}
+
+// HDR:      #ifndef FMOD_TENSOR_TILING_H
+// HDR:      #include "register/tilingdata_base.h"
+// HDR:      namespace optiling {
+// HDR-NEXT: BEGIN_TILING_DATA_DEF(FmodTilingData)
+// HDR-NEXT:   TILING_DATA_FIELD_DEF(uint64_t, totalLength);
+// HDR-NEXT:   TILING_DATA_FIELD_DEF(uint32_t, blockDim);
+// HDR-NEXT:   TILING_DATA_FIELD_DEF(uint64_t, blockLength);
+// HDR-NEXT:   TILING_DATA_FIELD_DEF(uint64_t, lastBlockLength);
+// HDR-NEXT:   TILING_DATA_FIELD_DEF(uint32_t, tileLength);
+// HDR-NEXT:   TILING_DATA_FIELD_DEF(uint32_t, tileNum);
+// HDR-NEXT:   TILING_DATA_FIELD_DEF(uint32_t, lastTileLength);
+// HDR-NEXT:   TILING_DATA_FIELD_DEF(uint32_t, lastCoreTileNum);
+// HDR-NEXT:   TILING_DATA_FIELD_DEF(uint32_t, lastCoreLastTileLength);
+// HDR-NEXT:   TILING_DATA_FIELD_DEF(uint32_t, bufferNum);
+// HDR-NEXT:   TILING_DATA_FIELD_DEF(float, scalarOther);
+// HDR-NEXT:   TILING_DATA_FIELD_DEF(uint32_t, dimNum);
+// HDR-NEXT:   TILING_DATA_FIELD_DEF(uint64_t, innerRun);
+// HDR-NEXT:   TILING_DATA_FIELD_DEF_ARR(int64_t, 8, shape);
+// HDR-NEXT:   TILING_DATA_FIELD_DEF_ARR(int64_t, 8, selfStride);
+// HDR-NEXT:   TILING_DATA_FIELD_DEF_ARR(int64_t, 8, otherStride);
+// HDR-NEXT:   TILING_DATA_FIELD_DEF_ARR(int64_t, 8, outStride);
+// HDR-NEXT:   TILING_DATA_FIELD_DEF(int64_t, selfOffset);
+// HDR-NEXT:   TILING_DATA_FIELD_DEF(int64_t, otherOffset);
+// HDR-NEXT:   TILING_DATA_FIELD_DEF(int64_t, outOffset);
+// HDR-NEXT: END_TILING_DATA_DEF;
+// HDR:      REGISTER_TILING_DATA_CLASS(FmodTensor, FmodTilingData)
+
+// SHDR:     BEGIN_TILING_DATA_DEF(FmodTilingData)
+// SHDR:     TILING_DATA_FIELD_DEF(float, scalarOther);
+// SHDR:     REGISTER_TILING_DATA_CLASS(FmodScalar, FmodTilingData)
+
+// HOST:      #include "fmod_tensor_tiling.h"
+// HOST:      #include "register/op_def_registry.h"
+// HOST:      #include "tiling/platform/platform_ascendc.h"
+// HOST:      namespace optiling {
+// HOST:      inline bool ComputeTiling(
+// HOST:      context->SetBlockDim(r.blockDim);
+// HOST-NEXT: context->SetTilingKey(r.tilingKey);
+// HOST:      static ge::graphStatus TilingFunc(gert::TilingContext* context) {
+// HOST:      auto ascendcPlatform = platform_ascendc::PlatformAscendC(context->GetPlatformInfo());
+// HOST-NEXT: const uint64_t coreNum = ascendcPlatform.GetCoreNumAiv();
+// HOST:      ascendcPlatform.GetCoreMemSize(platform_ascendc::CoreMemType::UB, ubSize);
+// HOST:      ComputeTiling(self, &other, out,
+// HOST:      return WriteTiling(context, r);
+// HOST:      static graphStatus InferShape(gert::InferShapeContext* context) {
+// HOST:      *outShape = *selfShape;
+// HOST:      class FmodTensor : public OpDef {
+// HOST:      this->Input("self").ParamType(REQUIRED).DataType({ge::DT_BF16, ge::DT_FLOAT16, ge::DT_FLOAT, ge::DT_INT16}).Format({ge::FORMAT_ND, ge::FORMAT_ND, ge::FORMAT_ND, ge::FORMAT_ND})
+// HOST-NEXT: this->Input("other").ParamType(REQUIRED).DataType({ge::DT_BF16, ge::DT_FLOAT16, ge::DT_FLOAT, ge::DT_INT16})
+// HOST-NEXT: this->Output("out").ParamType(REQUIRED).DataType({ge::DT_BF16, ge::DT_FLOAT16, ge::DT_FLOAT, ge::DT_INT16})
+// HOST:      this->SetInferShape(ge::InferShape)
+// HOST-NEXT: this->AICore().SetTiling(optiling::TilingFunc);
+// HOST-NEXT: this->AICore().AddConfig("ascend910b");
+// HOST-NEXT: this->AICore().AddConfig("ascend910_93");
+// HOST:      OP_ADD(FmodTensor);
+
+// The scalar op: the scalar is an attribute, rounded to self's dtype by the TilingFunc.
+// SHOST:      static ge::graphStatus TilingFunc(gert::TilingContext* context) {
+// SHOST:      GetCoreNumAiv()
+// SHOST:      GetCoreMemSize(platform_ascendc::CoreMemType::UB, ubSize)
+// SHOST:      RoundScalar(*scalar, dtype, r.scalarOther)
+// SHOST:      ComputeTiling(self, nullptr, out,
+// SHOST:      class FmodScalar : public OpDef {
+// SHOST:      this->Input("self").ParamType(REQUIRED).DataType({ge::DT_BF16, ge::DT_FLOAT16, ge::DT_FLOAT, ge::DT_INT16})
+// SHOST-NOT:  this->Input("other")
+// SHOST:      this->Output("out").ParamType(REQUIRED).DataType({ge::DT_BF16, ge::DT_FLOAT16, ge::DT_FLOAT, ge::DT_INT16})
+// SHOST-NEXT: this->Attr("other").AttrType(REQUIRED).Float();
+// SHOST:      this->AICore().AddConfig("ascend910b");
+// SHOST-NEXT: this->AICore().AddConfig("ascend910_93");
+// SHOST:      OP_ADD(FmodScalar);
+
+// ACLNN:      #ifndef ACLNN_FMOD_TENSOR_H
+// ACLNN:      aclnnStatus aclnnFmodTensorGetWorkspaceSize(const aclTensor* self, const aclTensor* other, aclTensor* out,
+// ACLNN-NEXT:   uint64_t* workspaceSize, aclOpExecutor** executor);
+// ACLNN-NEXT: aclnnStatus aclnnFmodTensor(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor,
+// ACLNN-NEXT:   aclrtStream stream);
+
+// SACLNN:      aclnnStatus aclnnFmodScalarGetWorkspaceSize(const aclTensor* self, const aclScalar* other, aclTensor* out,
+// SACLNN-NEXT:   uint64_t* workspaceSize, aclOpExecutor** executor);
+// SACLNN-NEXT: aclnnStatus aclnnFmodScalar(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor,
