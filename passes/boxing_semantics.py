@@ -74,7 +74,7 @@ def step_kind(src: NdSbp, dst: NdSbp, axes: Sequence[int]) -> str | None:
     if len(set(pairs)) != 1 and not all_to_all:
         return None
     old, new = pairs[0]
-    last = max(axes)
+    first = min(axes)
     for d in axes:
         if isinstance(src[d], SplitAttr) and not _minor_most(src, d, src[d].dim, axes):  # type: ignore[attr-defined]
             return None
@@ -84,7 +84,7 @@ def step_kind(src: NdSbp, dst: NdSbp, axes: Sequence[int]) -> str | None:
     # every later partial axis has the same kind: sum and max do not commute.
     touched = old if isinstance(old, PartialAttr) else new
     if isinstance(touched, PartialAttr) and any(
-        isinstance(e, PartialAttr) and e != touched for d, e in enumerate(src) if d > last and d not in axes
+        isinstance(e, PartialAttr) and e != touched for d, e in enumerate(src) if d > first and d not in axes
     ):
         return None
     if isinstance(old, PartialAttr):

@@ -56,3 +56,17 @@ def test_optimal_is_never_worse_than_oneflow() -> None:
         for src, dst in itertools.product(states, states):
             best = plan_transition(src, dst, SHAPE, 4, hierarchy).time_us
             assert best <= oneflow_plan(src, dst, SHAPE, 4, hierarchy).time_us + 1e-6
+
+
+@pytest.mark.parametrize("planner", ["optimal", "oneflow"])
+def test_mixed_partial_kinds_on_three_axes(planner) -> None:
+    """Sum and max partials interleaved on a 3-D mesh: no plan may reduce a max axis across a sum axis."""
+    rng = np.random.default_rng(11)
+    value = rng.integers(-50, 50, size=SHAPE).astype(np.int32)
+    hierarchy = (2, 2, 2)
+    states = list(itertools.product((B, P, PMAX, S0), repeat=3))
+    for src, dst in itertools.product(states, states):
+        plan = (plan_transition if planner == "optimal" else oneflow_plan)(src, dst, SHAPE, 4, hierarchy)
+        out, measured = run_plan(plan, value, src, dst, hierarchy, rng)
+        assert np.array_equal(out, value), (src, dst, plan)
+        assert measured == plan.bytes_sent
