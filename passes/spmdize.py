@@ -88,6 +88,8 @@ def spmdize_function(f: func.FuncOp) -> None:
     for op in f.body.walk():  # collectives read their step off the global types, before any rewrite
         if isinstance(op, BoxingOp | ToGlobalOp):  # reject before rewriting, so the message shows global types
             raise OpError(op, f"{describe_op(op)}: run lower-boxing (and materialize-boxing) before spmdize")
+        if any(isinstance(r.type, GlobalTensorType) and r.type.nd_sbp is None for r in op.results):
+            raise OpError(op, f"{describe_op(op)}: a value has no SBP; run infer-sbp before spmdize")
         if isinstance(op, CollectiveOp) and isinstance(op.x.type, GlobalTensorType):
             src, dst = op.x.type, op.result.type
             assert isinstance(dst, GlobalTensorType)
