@@ -314,8 +314,11 @@ class GlobalTensorType(ParametrizedAttribute, TypeAttribute):
             n *= d
         return n
 
-    def with_sbp(self, sbp: NdSbpAttr | None) -> GlobalTensorType:
-        return GlobalTensorType(self.shape, self.element_type, self.placement, sbp, self.layout)
+    def with_sbp(self, sbp: NdSbpAttr | None, keep_layout: bool = True) -> GlobalTensorType:
+        """The same tensor with another ND-SBP. A layout describes the shards of one distribution, so
+        boxing (which changes the shards) drops it with `keep_layout=False`."""
+        layout = self.layout if keep_layout else None
+        return GlobalTensorType(self.shape, self.element_type, self.placement, sbp, layout)
 
     def describe(self) -> str:
         """DTensor-style `f32[4,4][S(0)] @p`, used in diagnostics."""

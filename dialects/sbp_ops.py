@@ -635,6 +635,9 @@ class ConversionOp(SbpOp, abc.ABC):
         t = _tensor(self.x.type)
         self.expect_result(t.get_shape(), t.element_type)
 
+    def verify_local(self) -> None:
+        raise VerifyException(f"{self.name} converts global !sbp.tensor values, not per-rank tensor<...> values")
+
 
 @irdl_op_definition
 class ToGlobalOp(ConversionOp):

@@ -23,6 +23,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Sequence
+from functools import lru_cache
 
 import numpy as np
 
@@ -42,6 +43,14 @@ def mesh_coords(hierarchy: Sequence[int]) -> list[Coord]:
 
 
 def ranges(shape: Sequence[int], state: NdSbp, hierarchy: Sequence[int], coord: Coord) -> tuple[tuple[int, int], ...]:
+    """The absolute index range each tensor axis holds at `coord`."""
+    return _ranges(tuple(shape), tuple(state), tuple(hierarchy), tuple(coord))
+
+
+@lru_cache(maxsize=1 << 16)
+def _ranges(
+    shape: tuple[int, ...], state: NdSbp, hierarchy: tuple[int, ...], coord: Coord
+) -> tuple[tuple[int, int], ...]:
     return local_slices(shape, nd_sbp(*state), hierarchy, coord)
 
 

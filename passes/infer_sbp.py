@@ -15,14 +15,21 @@ Ops are visited in program order; each op's candidates come from its `SbpRule` t
 Hints (`sbp.hint = #sbp.sig<...>`, `?` = any) and result types written with an SBP constrain the
 candidates; if none survives, the op gets a located error listing the candidates. Results are
 memoised per op meta, as OneFlow's GlobalTensorInferCache does.
+
+Speed (bench/bench_infer_sbp.py): a run caches per input its costs towards each needed ND-SBP,
+the candidate lists and their shape filtering, the placement lookups, and builds each distinct
+signature attribute and result type once; keys hold small ints and shape tuples rather than
+attributes (hashing an attribute walks its parameters, building one runs its verifier). Under
+rule=oneflow the α-β time of a candidate only feeds the report, so it is computed on first read.
 """
 
 from __future__ import annotations
 
+import gc
 import itertools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, partial
 
 from xdsl.context import Context
 from xdsl.dialects import func
@@ -36,6 +43,7 @@ from dialects.sbp import (
     GlobalTensorType,
     NdSbpAttr,
     PartialAttr,
+    SbpAttr,
     SignatureAttr,
     SplitAttr,
     nd_sbp,
@@ -99,13 +107,33 @@ def axis_list(rule: SbpRule, op: Operation, n: int, complete: bool) -> list[Sig]
     return sigs
 
 
+def axis_lists(rule: SbpRule, op: Operation, hierarchy: Sequence[int], complete: bool) -> list[list[Sig]]:
+    """The 1-D list of each mesh axis (computed once per axis size)."""
+    lists = {h: axis_list(rule, op, h, complete) for h in set(hierarchy)}
+    return [lists[h] for h in hierarchy]
+
+
 def nd_candidates(rule: SbpRule, op: Operation, hierarchy: Sequence[int], complete: bool) -> list[NdSig]:
     """Direct product of the per-axis lists, mesh axis 0 major (DfsGetNdSbpSignature)."""
-    lists = {h: axis_list(rule, op, h, complete) for h in set(hierarchy)}
+    return nd_product(axis_lists(rule, op, hierarchy, complete), len(op.operands), len(op.results))
+
+
+def nd_product(lists: Sequence[Sequence[Sig]], n_ins: int, n_outs: int) -> list[NdSig]:
+    """The ND candidates of per-axis 1-D lists, mesh axis 0 major."""
+    made: dict[tuple[int, ...], NdSbpAttr] = {}  # nd_sbp by entry ids; `lists` keeps the entries alive
+
+    def nd(entries: tuple[SbpAttr, ...]) -> NdSbpAttr:
+        key = tuple(map(id, entries))
+        found = made.get(key)
+        if found is None:
+            found = made[key] = nd_sbp(*entries)
+        return found
+
     result: list[NdSig] = []
-    for combo in itertools.product(*(lists[h] for h in hierarchy)):
-        ins = tuple(nd_sbp(*(c[0][i] for c in combo)) for i in range(len(op.operands)))
-        outs = tuple(nd_sbp(*(c[1][i] for c in combo)) for i in range(len(op.results)))
+    for combo in itertools.product(*lists):
+        # column i of the per-axis signatures is operand (result) i's ND-SBP
+        ins = tuple(map(nd, zip(*(c[0][:n_ins] for c in combo), strict=True)))
+        outs = tuple(map(nd, zip(*(c[1][:n_outs] for c in combo), strict=True)))
         result.append((ins, outs))
     return result
 
@@ -155,22 +183,40 @@ def contains(sig: NdSig, hint: SignatureAttr | None, required_outs: Sequence[NdS
 # ---------------------------------------------------------------------------
 
 
-@dataclass
-class Candidate:
+class _Deferred:
+    """A modelled time given as a number or, when only the report reads it, as a function
+    computing it on first read (rule=oneflow: the choice never looks at it, and pricing means
+    planning every candidate's boxing)."""
+
+    _comm: float | Callable[[], float]
+
+    @property
+    def comm_us(self) -> float:
+        if callable(self._comm):
+            self._comm = self._comm()
+        return self._comm
+
+
+@dataclass(eq=False)
+class Candidate(_Deferred):
     sig: NdSig
     order_value: float = 0.0
     oneflow_cost: float = 0.0
-    comm_us: float = 0.0
+    _comm: float | Callable[[], float] = 0.0
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Candidate) and (self.sig, self.order_value, self.oneflow_cost, self.comm_us) == (
+            other.sig, other.order_value, other.oneflow_cost, other.comm_us)
 
 
-@dataclass
-class Decision:
+@dataclass(eq=False)
+class Decision(_Deferred):
     """The outcome for one op meta: candidates considered, the choice and why."""
 
     candidates: list[Candidate]
     chosen: NdSig
     reason: str
-    comm_us: float
+    _comm: float | Callable[[], float]
     _signature: SignatureAttr | None = field(default=None, repr=False, compare=False)
 
     def signature(self) -> SignatureAttr:
@@ -204,6 +250,8 @@ class OpMeta:
     constrained: bool
     model: CommModel = field(default=DEFAULT_MODEL)
     run: _Run | None = field(default=None, repr=False, compare=False)
+    base: list[NdSig] | None = field(default=None, repr=False, compare=False)
+    """The run's cached candidate list, when the candidates scored are exactly that list."""
     _inputs: list[_InputCosts] | None = field(default=None, init=False, repr=False, compare=False)
 
     def ensure_run(self) -> _Run:
@@ -211,17 +259,56 @@ class OpMeta:
             self.run = _Run(self.model)
         return self.run
 
-    def input(self, i: int) -> _InputCosts:
-        """The cached per-input costs of operand i (shared by the ops of a run with equal inputs)."""
+    def inputs(self) -> list[_InputCosts]:
+        """The cached per-input costs of the operands (shared by the ops of a run with equal inputs)."""
         if self._inputs is None:
             run = self.ensure_run()
             self._inputs = [run.input_costs(t, have, self.hierarchy) for t, have in zip(
                 self.in_types, self.in_sbps, strict=True)]
-        return self._inputs[i]
+        return self._inputs
+
+    def input(self, i: int) -> _InputCosts:
+        return self.inputs()[i]
 
     def mismatches(self, sig: NdSig) -> int:
         """How many inputs `sig` needs in another ND-SBP than they have."""
-        return sum(1 for i, need in enumerate(sig[0]) if not self.input(i).has(need))
+        return sum(1 for costs, need in zip(self.inputs(), sig[0], strict=True) if not costs.has(need))
+
+    def _columns(self, cands: list[NdSig], what: str) -> list[tuple[float, ...]] | None:
+        """Per input, `what` ("eager" cost or "mismatch" flag) for every candidate, cached per run
+        for the run's candidate lists (ops with an equal input share the column)."""
+        if cands is not self.base or self.run is None:
+            return None
+        columns = []
+        for i, costs in enumerate(self.inputs()):
+            key = (id(cands), i, id(costs), what)
+            found = self.run.columns.get(key)
+            if found is None:
+                if what == "eager":
+                    found = tuple(costs.eager_cost(sig[0][i]) for sig in cands)
+                else:
+                    found = tuple(0 if costs.has(sig[0][i]) else 1 for sig in cands)
+                self.run.columns[key] = found
+            columns.append(found)
+        return columns if columns else None
+
+    def eager_costs(self, cands: list[NdSig]) -> list[float]:
+        """Per candidate, the sum over the inputs of OneFlow's eager ND copy cost."""
+        columns = self._columns(cands, "eager")
+        if columns is None:
+            inputs = self.inputs()
+            return [sum(costs.eager_cost(need) for costs, need in zip(inputs, sig[0], strict=True)) for sig in cands]
+        return [sum(t) for t in zip(*columns, strict=True)]  # the same additions in the same order
+
+    def mismatch_counts(self, cands: list[NdSig]) -> list[int]:
+        columns = self._columns(cands, "mismatch")
+        if columns is None:
+            return [self.mismatches(sig) for sig in cands]
+        return [sum(t) for t in zip(*columns, strict=True)]  # type: ignore[misc]
+
+    def comm_us_later(self, sig: NdSig) -> Callable[[], float]:
+        """`comm_us(sig)` on first call; holds the input types, not the run's caches."""
+        return partial(_priced_later, self.in_types, self.in_sbps, self.hierarchy, self.model, sig)
 
     def comm_us(self, sig: NdSig) -> float:
         """Modelled time of the input boxing `sig` needs.
@@ -230,10 +317,17 @@ class OpMeta:
         it is charged one all-reduce of that input on those mesh axes (DTensor forbids it).
         """
         total = 0.0
-        for i, need in enumerate(sig[0]):
-            for term in self.input(i).comm_terms(need):  # the same additions in the same order
+        for costs, need in zip(self.inputs(), sig[0], strict=True):
+            for term in costs.comm_terms(need):  # the same additions in the same order
                 total += term
         return total
+
+
+def _priced_later(
+    in_types: tuple[GlobalTensorType, ...], in_sbps: tuple[NdSbpAttr, ...], hierarchy: tuple[int, ...],
+    model: CommModel, sig: NdSig,
+) -> float:
+    return OpMeta("", hierarchy, in_types, in_sbps, False, model).comm_us(sig)
 
 
 def select_oneflow_1d(cands: list[NdSig], meta: OpMeta) -> Decision:
@@ -241,39 +335,40 @@ def select_oneflow_1d(cands: list[NdSig], meta: OpMeta) -> Decision:
     for sig in cands:
         order = 0.0
         cost = 0.0
-        for i, need in enumerate(sig[0]):
-            costs = meta.input(i)
+        for costs, need in zip(meta.inputs(), sig[0], strict=True):
             if not meta.constrained and costs.has(need):
                 order -= 10
             cost += costs.ibn_cost(need)
-        scored.append(Candidate(sig, order, cost, meta.comm_us(sig)))
+        scored.append(Candidate(sig, order, cost, meta.comm_us_later(sig)))
     if len(scored) == 1:
-        return Decision(scored, scored[0].sig, "the only candidate left", scored[0].comm_us)
+        return Decision(scored, scored[0].sig, "the only candidate left", lambda: scored[0].comm_us)
     best = min(scored, key=lambda c: (c.order_value, c.oneflow_cost))  # min keeps the earliest tie
     reason = f"lowest (OrderValue, IbnCopyCost) = ({best.order_value:g}, {best.oneflow_cost:g})"
-    return Decision(scored, best.sig, reason, best.comm_us)
+    return Decision(scored, best.sig, reason, lambda: best.comm_us)
 
 
 def select_oneflow_nd(cands: list[NdSig], meta: OpMeta) -> Decision:
-    scored: list[Candidate] = []
-    for sig in cands:
-        cost = sum(meta.input(i).eager_cost(need) for i, need in enumerate(sig[0]))
-        scored.append(Candidate(sig, 0.0, min(cost, FLT_MAX), meta.comm_us(sig)))
+    scored = [
+        Candidate(sig, 0.0, min(cost, FLT_MAX), meta.comm_us_later(sig))
+        for sig, cost in zip(cands, meta.eager_costs(cands), strict=True)
+    ]
     if len(scored) == 1:
-        return Decision(scored, scored[0].sig, "the only candidate left", scored[0].comm_us)
+        return Decision(scored, scored[0].sig, "the only candidate left", lambda: scored[0].comm_us)
     best: Candidate | None = None
     min_cost, min_ratio = VALID_MAX_COPY_COST, 0
-    for cand in scored:
-        ratio = meta.mismatches(cand.sig)
+    for cand, ratio in zip(scored, meta.mismatch_counts(cands), strict=True):
         if ratio == 0:
-            return Decision(scored, cand.sig, "first candidate whose inputs all match (kAllMatch)", cand.comm_us)
+            return Decision(
+                scored, cand.sig, "first candidate whose inputs all match (kAllMatch)", lambda: cand.comm_us
+            )
         if cand.oneflow_cost < min_cost * 0.9999999 or (
             cand.oneflow_cost <= min_cost * 1.0000001 and ratio < min_ratio
         ):
             best, min_cost, min_ratio = cand, cand.oneflow_cost, ratio
     if best is None:
         raise ValueError("can't find available sbp signature")
-    return Decision(scored, best.sig, f"lowest eager ND copy cost {best.oneflow_cost:g}", best.comm_us)
+    chosen = best
+    return Decision(scored, best.sig, f"lowest eager ND copy cost {best.oneflow_cost:g}", lambda: chosen.comm_us)
 
 
 def select_cost(cands: list[NdSig], meta: OpMeta) -> Decision:
@@ -326,6 +421,9 @@ _ND_INDEX: dict[NdSbpAttr, int] = {}
 """A small int per distinct ND-SBP value (the memo keys hold these, not attribute trees)."""
 
 _MODEL_INDEX: dict[CommModel, int] = {}
+
+_SIGNATURES: dict[tuple[tuple[int, ...], tuple[int, ...]], SignatureAttr] = {}
+"""One `#sbp.sig` attribute per distinct signature (by `_ND_INDEX`)."""
 
 
 class _InputCosts:
@@ -383,7 +481,36 @@ class _Run:
         self._placements: dict[tuple[int, str], tuple[object, PlacementOp | None, tuple[int, ...]]] = {}
         self._rules: dict[type[Operation], SbpRule | None] = {}
         self._results: dict[tuple[object, ...], GlobalTensorType] = {}
+        self._fits: dict[tuple[object, ...], bool] = {}
+        self._lists: list[object] = []
         self.candidates: dict[tuple[object, ...], list[NdSig]] = {}
+        self.products: dict[tuple[object, ...], list[NdSig]] = {}
+        self.columns: dict[tuple[object, ...], tuple[float, ...]] = {}
+        self.fitting: dict[tuple[object, ...], list[NdSig]] = {}
+
+    def lists_key(self, lists: list[list[Sig]]) -> tuple[object, ...]:
+        """Per-axis 1-D lists by the ids of their entries (kept referenced for the run)."""
+        self._lists.append(lists)
+        return tuple(tuple((tuple(map(id, ins)), tuple(map(id, outs))) for ins, outs in sigs) for sigs in lists)
+
+    def fits(self, nd: NdSbpAttr, shape: tuple[int, ...], hierarchy: tuple[int, ...]) -> bool:
+        """`fits_shape`, once per ND-SBP, shape and hierarchy."""
+        key = (self.nd_index(nd), shape, hierarchy)
+        found = self._fits.get(key)
+        if found is None:
+            found = self._fits[key] = fits_shape(nd, shape, hierarchy)
+        return found
+
+    def signature(self, decision: Decision) -> SignatureAttr:
+        """The decision's `#sbp.sig`, one attribute per distinct signature."""
+        if decision._signature is None:
+            ins, outs = decision.chosen
+            key = (tuple(map(self.nd_index, ins)), tuple(map(self.nd_index, outs)))
+            found = _SIGNATURES.get(key)
+            if found is None:
+                found = _SIGNATURES[key] = decision.signature()
+            decision._signature = found
+        return decision._signature
 
     def nd_index(self, nd: NdSbpAttr) -> int:
         found = self._nds.get(id(nd))
@@ -464,19 +591,29 @@ def decide(op: Operation, rule: SbpRule, meta: OpMeta, hint: SignatureAttr | Non
     candidates_key = (key[0], shapes, meta.hierarchy, complete)
     cands = run.candidates.get(candidates_key)
     if cands is None:
-        cands = nd_candidates(rule, op, meta.hierarchy, complete)
+        # Ops whose rules give the same per-axis lists (equal up to, say, a scalar) share the
+        # product, and the shape filter too when their input shapes agree.
+        lists = axis_lists(rule, op, meta.hierarchy, complete)
+        product_key = (run.lists_key(lists), len(op.operands), len(op.results))
+        fitting_key = (product_key, shapes, meta.hierarchy, one_d or complete)
+        cands = run.fitting.get(fitting_key)
+        if cands is None:
+            product = run.products.get(product_key)
+            if product is None:
+                product = run.products[product_key] = nd_product(lists, len(op.operands), len(op.results))
 
-        def fits(sig: NdSig) -> bool:
-            return all(fits_shape(nd, s, meta.hierarchy) for nd, s in zip(sig[0], shapes, strict=True))
+            def fits(sig: NdSig) -> bool:
+                return all(run.fits(nd, s, meta.hierarchy) for nd, s in zip(sig[0], shapes, strict=True))
 
-        cands = [c for c in cands if fits(c)] if one_d or complete else swap_with_last_filter(cands, fits)
+            cands = [c for c in product if fits(c)] if one_d or complete else swap_with_last_filter(product, fits)
+            run.fitting[fitting_key] = cands
         run.candidates[candidates_key] = cands
 
     def constrained(sig: NdSig) -> bool:
         return contains(sig, hint, required)
 
     if hint is None and all(r is None for r in required):
-        survivors = list(cands)  # nothing to contain: either filter keeps all, in order
+        survivors = meta.base = cands  # nothing to contain: either filter keeps all, in order
     elif one_d or complete:
         survivors = [c for c in cands if constrained(c)]
     else:
@@ -524,9 +661,18 @@ def infer_module(module: ModuleOp, rule: str, model: CommModel = DEFAULT_MODEL) 
         raise OpError(module, f"infer-sbp: unknown rule '{rule}' (expected oneflow or cost)")
     records: list[OpRecord] = []
     run = _Run(model)
-    for f in module.walk():
-        if isinstance(f, func.FuncOp) and not f.is_declaration:
-            records += infer_function(f, rule, model, run)
+    # The pass allocates many small objects; with the cyclic GC on, each collection of the older
+    # generations walks the whole module (about half the pass time at 10k ops). Its garbage is
+    # freed by reference counting, so the cycle collector is paused for the run.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        for f in module.walk():
+            if isinstance(f, func.FuncOp) and not f.is_declaration:
+                records += infer_function(f, rule, model, run)
+    finally:
+        if collecting:
+            gc.enable()
     return records
 
 
@@ -612,5 +758,5 @@ def infer_op(op: Operation, rule: SbpRule, rule_name: str, model: CommModel, run
         assert isinstance(ty, GlobalTensorType)
         if ty.nd_sbp is None:  # a result written with an SBP is one the candidates had to produce
             _set_type(r, run.result_type(ty, nd))
-    op.attributes["sbp.signature"] = decision.signature()
+    op.attributes["sbp.signature"] = run.signature(decision)
     return OpRecord(op, decision, in_types, in_sbps)  # type: ignore[arg-type]

@@ -211,10 +211,11 @@ def lower_box(box: BoxingOp, planner: str) -> None:
     value = box.x
     src_t = value.type
     assert isinstance(src_t, GlobalTensorType)
-    for step in plan.steps:
+    for index, step in enumerate(plan.steps):
+        last = index + 1 == len(plan.steps)
         op = COLLECTIVES[step.kind].build(
             operands=[value],
-            result_types=[src_t.with_sbp(nd_sbp(*step.dst))],
+            result_types=[box.result.type if last else src_t.with_sbp(nd_sbp(*step.dst), keep_layout=False)],
             properties={"mesh_axes": DenseArrayBase.from_list(i64, step.mesh_axes)},
         )
         Rewriter.insert_op(op, InsertPoint.before(box))

@@ -68,7 +68,7 @@ def materialize_function(f: func.FuncOp) -> None:
             ty = v.type
             if not isinstance(ty, GlobalTensorType) or not isinstance(need, NdSbpAttr) or ty.nd_sbp == need:
                 continue
-            op.operands[i] = boxer.boxed(v, ty.with_sbp(need))
+            op.operands[i] = boxer.boxed(v, ty.with_sbp(need, keep_layout=False))
 
 
 def _replace_to_global(op: ToGlobalOp, boxer: _Boxer) -> None:
