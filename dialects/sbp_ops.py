@@ -425,7 +425,7 @@ class AddScalarOp(SbpOp):
     x = operand_def(TensorT)
     scalar = prop_def(base(FloatAttr) | base(IntegerAttr))
     result = result_def(TensorT)
-    traits = traits_def(Pure(), UnaryRule(monotone=1))
+    traits = traits_def(Pure(), UnaryRule(monotone=1, wraps_on_integers=True))
     assembly_format = "$x `,` $scalar attr-dict `:` type($x) `->` type($result)"
 
     def verify_semantics(self) -> None:
@@ -462,7 +462,7 @@ class NegOp(UnaryOp):
     """`-x`."""
 
     name = "sbp.neg"
-    traits = traits_def(Pure(), UnaryRule(partial_sum=True, monotone=-1))
+    traits = traits_def(Pure(), UnaryRule(partial_sum=True, monotone=-1, wraps_on_integers=True))
 
 
 @irdl_op_definition

@@ -12,6 +12,7 @@ import abc
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from xdsl.dialects.builtin import IntegerType
 from xdsl.ir import Operation
 from xdsl.traits import OpTrait
 
@@ -118,6 +119,9 @@ class UnaryRule(SbpRule):
 
     partial_sum: bool = False
     monotone: int = 0
+    wraps_on_integers: bool = False
+    """Integer arithmetic can wrap (neg of INT_MIN, adding a negative scalar to INT_MIN), so the partial
+    max/min rules only hold for floating-point tensors."""
 
     def signatures(self, op: Operation, n: int) -> list[Sig]:
         rank = len(_shape(op.operands[0]))
@@ -127,6 +131,8 @@ class UnaryRule(SbpRule):
         return sigs
 
     def extremum_signatures(self, op: Operation, n: int) -> list[Sig]:
+        if self.wraps_on_integers and isinstance(op.operands[0].type.element_type, IntegerType):  # type: ignore[attr-defined]
+            return []
         if self.monotone == 1:
             return [((P_MAX,), (P_MAX,)), ((P_MIN,), (P_MIN,))]
         if self.monotone == -1:

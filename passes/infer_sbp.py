@@ -571,12 +571,13 @@ def _op_key(op: Operation) -> tuple[object, ...]:
 
 def _memo_key(op: Operation, meta: OpMeta, hint: Attribute | None,
               required: tuple[NdSbpAttr | None, ...]) -> tuple[object, ...]:
-    """Everything the decision depends on (element types only through their size)."""
+    """Everything the decision depends on (element types through their size and integer-ness)."""
     run = meta.ensure_run()
     ins = tuple(run.type_key(t) for t in meta.in_types)
     sbps = tuple(run.nd_index(nd) for nd in meta.in_sbps)
     outs = tuple(None if r is None else run.nd_index(r) for r in required)
-    return (_op_key(op), ins, sbps, meta.hierarchy, hint, outs, meta.rule, run.model_index)
+    integer = tuple(isinstance(t.element_type, IntegerType) for t in meta.in_types)  # rules may depend on it
+    return (_op_key(op), ins, integer, sbps, meta.hierarchy, hint, outs, meta.rule, run.model_index)
 
 
 def decide(op: Operation, rule: SbpRule, meta: OpMeta, hint: SignatureAttr | None,
@@ -588,7 +589,7 @@ def decide(op: Operation, rule: SbpRule, meta: OpMeta, hint: SignatureAttr | Non
     complete = meta.rule == "cost"
     one_d = len(meta.hierarchy) == 1
     shapes = tuple(t.get_shape() for t in meta.in_types)
-    candidates_key = (key[0], shapes, meta.hierarchy, complete)
+    candidates_key = (key[0], shapes, key[2], meta.hierarchy, complete)
     cands = run.candidates.get(candidates_key)
     if cands is None:
         # Ops whose rules give the same per-axis lists (equal up to, say, a scalar) share the
