@@ -241,7 +241,7 @@ NOTES = """
 * rule=oneflow never reads the α-β time of a candidate (only `--sbp-report` does), so it is computed
   on first read: the boxing planner is not run by the pass.
 * rule=cost needs the α-β time of every candidate's input boxing. Cold, about 85% of its time is
-  the boxing planner (`passes/cost_model._shortest_paths`), which prices every step by counting
+  the boxing planner (`passes/cost_model._search`), which prices every step by counting
   bytes rank by rank (`passes/boxing_semantics.step_bytes_exact`); its searches are cached per
   source state and tensor, so the warm-planner figure (*memo cleared*) is the steady state of a
   process compiling several programs.

@@ -262,31 +262,46 @@ def _steps_from(
     return tuple(edges)
 
 
+class _Search:
+    """Dijkstra from one source over ND-SBP states, advanced only as far as the targets asked for so
+    far (most targets are a step or two away). Edges are single, possibly merged-axis, steps. Settled
+    states keep the distances and predecessors a full run would give, so plans do not depend on the
+    order targets are asked in."""
+
+    def __init__(
+        self, src: NdSbp, shape: tuple[int, ...], elt_bytes: int, hierarchy: tuple[int, ...],
+        model: CommModel, kinds: frozenset[PartialAttr], merge_axes: bool,
+    ):
+        self.args = (shape, elt_bytes, hierarchy, model, kinds, merge_axes)
+        self.best: dict[NdSbp, tuple[float, Step | None]] = {src: (0.0, None)}
+        self.queue: list[tuple[float, int, NdSbp]] = [(0.0, 0, src)]
+        self.counter = 1
+        self.done: set[NdSbp] = set()
+
+    def settle(self, dst: NdSbp) -> dict[NdSbp, tuple[float, Step | None]]:
+        while dst not in self.done and self.queue:
+            cost, _, state = heapq.heappop(self.queue)
+            if state in self.done:
+                continue
+            self.done.add(state)
+            for nxt, step in _steps_from(state, *self.args):
+                if nxt in self.done:
+                    continue
+                # A tiny per-step epsilon prefers fewer steps among equal-time plans.
+                total = cost + step.time_us + 1e-9
+                if total < self.best.get(nxt, (math.inf, None))[0]:
+                    self.best[nxt] = (total, step)
+                    heapq.heappush(self.queue, (total, self.counter, nxt))
+                    self.counter += 1
+        return self.best
+
+
 @lru_cache(maxsize=4096)
-def _shortest_paths(
+def _search(
     src: NdSbp, shape: tuple[int, ...], elt_bytes: int, hierarchy: tuple[int, ...], model: CommModel,
     kinds: frozenset[PartialAttr], merge_axes: bool,
-) -> dict[NdSbp, tuple[float, Step | None]]:
-    """Dijkstra from `src` over ND-SBP states; edges are single (possibly merged-axis) steps."""
-    best: dict[NdSbp, tuple[float, Step | None]] = {src: (0.0, None)}
-    queue: list[tuple[float, int, NdSbp]] = [(0.0, 0, src)]
-    counter = 1
-    done: set[NdSbp] = set()
-    while queue:
-        cost, _, state = heapq.heappop(queue)
-        if state in done:
-            continue
-        done.add(state)
-        for nxt, step in _steps_from(state, shape, elt_bytes, hierarchy, model, kinds, merge_axes):
-            if nxt in done:
-                continue
-            # A tiny per-step epsilon prefers fewer steps among equal-time plans.
-            total = cost + step.time_us + 1e-9
-            if total < best.get(nxt, (math.inf, None))[0]:
-                best[nxt] = (total, step)
-                heapq.heappush(queue, (total, counter, nxt))
-                counter += 1
-    return best
+) -> _Search:
+    return _Search(src, shape, elt_bytes, hierarchy, model, kinds, merge_axes)
 
 
 def plan_transition(
@@ -302,7 +317,7 @@ def plan_transition(
     if src == dst:
         return Plan(())
     kinds = frozenset(e for e in (*src, *dst) if isinstance(e, PartialAttr))
-    best = _shortest_paths(src, shape, elt_bytes, hierarchy, model, kinds, merge_axes)
+    best = _search(src, shape, elt_bytes, hierarchy, model, kinds, merge_axes).settle(dst)
     steps: list[Step] = []
     state = dst
     while state != src:
