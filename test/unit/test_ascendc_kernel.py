@@ -42,7 +42,7 @@ DTYPES: dict[str, np.dtype] = {
     "i16": np.dtype(np.int16),
 }
 ALL = tuple(DTYPES)
-BIG_DTYPES = ("f32", "f16")  # the 1<<20 and 10^6-element cases: the shim runs cores one after the other
+BIG_DTYPES = ("f32", "f16", "bf16", "i16")  # the 1<<20 and 10^6-element cases, for every dtype
 UINT = {2: np.uint16, 4: np.uint32}
 SENTINEL = 0xA5
 EIGHT_D = (2, 1, 3, 1, 2, 1, 2, 3)
