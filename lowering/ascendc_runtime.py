@@ -38,6 +38,8 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 
+from lowering.tiling import FMOD_TILING_FIELDS
+
 __all__ = [
     "COUNTER_NAMES",
     "DTYPES",
@@ -62,29 +64,8 @@ SHIM_DIR = Path(__file__).resolve().parent / "shim"
 LAUNCHER = SHIM_DIR / "launcher.cpp"
 UB_BYTES = 196608
 
-# FmodTilingData, docs/ascendc_design.md "TilingData": (name, C type, array length or 0).
-TILING_FIELDS: list[tuple[str, str, int]] = [
-    ("totalLength", "uint64_t", 0),
-    ("blockDim", "uint32_t", 0),
-    ("blockLength", "uint64_t", 0),
-    ("lastBlockLength", "uint64_t", 0),
-    ("tileLength", "uint32_t", 0),
-    ("tileNum", "uint32_t", 0),
-    ("lastTileLength", "uint32_t", 0),
-    ("lastCoreTileNum", "uint32_t", 0),
-    ("lastCoreLastTileLength", "uint32_t", 0),
-    ("bufferNum", "uint32_t", 0),
-    ("scalarOther", "float", 0),
-    ("dimNum", "uint32_t", 0),
-    ("innerRun", "uint64_t", 0),
-    ("shape", "int64_t", 8),
-    ("selfStride", "int64_t", 8),
-    ("otherStride", "int64_t", 8),
-    ("outStride", "int64_t", 8),
-    ("selfOffset", "int64_t", 0),
-    ("otherOffset", "int64_t", 0),
-    ("outOffset", "int64_t", 0),
-]
+# FmodTilingData (docs/ascendc_design.md "TilingData"): the table lives with the tiling math.
+TILING_FIELDS: list[tuple[str, str, int]] = list(FMOD_TILING_FIELDS)
 
 # C type -> struct format character (all little-endian, standard sizes).
 _STRUCT_CODES = {
