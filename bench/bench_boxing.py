@@ -39,7 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.dtensor_greedy import dtensor_greedy_plan
 from dialects.sbp import BROADCAST, BroadcastAttr, PartialAttr, SbpAttr, SplitAttr, partial, split
 from passes.boxing_semantics import step_kind
-from passes.cost_model import NdSbp, Plan, Step, make_step, plan_transition
+from passes.cost_model import NdSbp, Plan, Step, make_step, plan_from_predecessors, plan_transition
 from passes.lower_boxing import oneflow_plan
 
 SHAPE = (1024, 1024)
@@ -91,14 +91,7 @@ def dtensor_dijkstra_plan(src: NdSbp, dst: NdSbp, shape: tuple[int, ...], elt_by
                 best[nxt] = (total, step)
                 heapq.heappush(queue, (total, counter, nxt))
                 counter += 1
-    steps: list[Step] = []
-    state = dst
-    while state != src:
-        step = best[state][1]
-        assert step is not None
-        steps.append(step)
-        state = step.src
-    return Plan(tuple(reversed(steps)))
+    return plan_from_predecessors(best, src, dst)
 
 
 # ---------------------------------------------------------------------------

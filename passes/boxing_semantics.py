@@ -359,6 +359,25 @@ def execute_step(
     return out, sent
 
 
+def execute_plan(
+    steps: Sequence[object], shards: Shards, src: NdSbp, dst: NdSbp, shape: Sequence[int], hierarchy: Sequence[int]
+) -> tuple[Shards, int]:
+    """Run a plan's steps (objects with kind, mesh_axes, src, dst) from `src`; return the shards and the
+    total bytes sent. Raises ValueError if the steps do not chain from `src` to `dst` or one is invalid."""
+    measured = 0
+    state = src
+    for step in steps:
+        kind, axes, a, b = step.kind, step.mesh_axes, step.src, step.dst  # type: ignore[attr-defined]
+        if a != state or step_kind(a, b, axes) != kind:
+            raise ValueError(f"step {kind} on {axes} from {a} does not follow {state} or is not valid")
+        shards, sent = execute_step(kind, shards, a, b, axes, shape, hierarchy)
+        measured += sum(sent.values())
+        state = b
+    if state != dst:
+        raise ValueError(f"the plan ends in {state}, not {dst}")
+    return shards, measured
+
+
 def _to_partial(
     shard: np.ndarray,
     src: NdSbp,

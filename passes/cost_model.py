@@ -318,6 +318,11 @@ def plan_transition(
         return Plan(())
     kinds = frozenset(e for e in (*src, *dst) if isinstance(e, PartialAttr))
     best = _search(src, shape, elt_bytes, hierarchy, model, kinds, merge_axes).settle(dst)
+    return plan_from_predecessors(best, src, dst)
+
+
+def plan_from_predecessors(best: dict[NdSbp, tuple[float, Step | None]], src: NdSbp, dst: NdSbp) -> Plan:
+    """The plan a shortest-path search recorded: follow each state's last step back to `src`."""
     steps: list[Step] = []
     state = dst
     while state != src:

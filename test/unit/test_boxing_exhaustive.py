@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from dialects.sbp import BROADCAST, ReduceKind, partial, split
-from passes.boxing_semantics import assemble, distribute, execute_step, step_kind
+from passes.boxing_semantics import assemble, distribute, execute_plan
 from passes.cost_model import Plan, plan_transition
 from passes.lower_boxing import oneflow_plan
 
@@ -18,16 +18,7 @@ CASES = [((2,), (S0, S1, B, P, PMAX)), ((3,), (S0, S1, B, P, PMAX)), ((2, 2), (S
 
 
 def run_plan(plan: Plan, value: np.ndarray, src, dst, hierarchy, rng) -> tuple[np.ndarray, int]:
-    shards = distribute(value, src, hierarchy, rng)
-    measured = 0
-    state = src
-    for step in plan.steps:
-        assert step.src == state
-        assert step_kind(step.src, step.dst, step.mesh_axes) == step.kind
-        shards, sent = execute_step(step.kind, shards, step.src, step.dst, step.mesh_axes, SHAPE, hierarchy)
-        measured += sum(sent.values())
-        state = step.dst
-    assert state == dst
+    shards, measured = execute_plan(plan.steps, distribute(value, src, hierarchy, rng), src, dst, SHAPE, hierarchy)
     return assemble(shards, dst, hierarchy), measured
 
 

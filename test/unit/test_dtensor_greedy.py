@@ -9,7 +9,7 @@ import pytest
 
 from bench.dtensor_greedy import dtensor_greedy_plan, greedy_moves
 from dialects.sbp import BROADCAST, ReduceKind, partial, split
-from passes.boxing_semantics import assemble, distribute, execute_step, step_kind
+from passes.boxing_semantics import assemble, distribute, execute_plan
 from passes.cost_model import Plan, plan_transition
 
 S0, S1, B, P, PMAX = split(0), split(1), BROADCAST, partial(), partial(ReduceKind.MAX)
@@ -18,16 +18,7 @@ ALPHABET = (S0, S1, B, P)
 
 
 def run_plan(plan: Plan, value: np.ndarray, src, dst, hierarchy, rng) -> tuple[np.ndarray, int]:
-    shards = distribute(value, src, hierarchy, rng)
-    measured = 0
-    state = src
-    for step in plan.steps:
-        assert step.src == state
-        assert step_kind(step.src, step.dst, step.mesh_axes) == step.kind
-        shards, sent = execute_step(step.kind, shards, step.src, step.dst, step.mesh_axes, SHAPE, hierarchy)
-        measured += sum(sent.values())
-        state = step.dst
-    assert state == dst
+    shards, measured = execute_plan(plan.steps, distribute(value, src, hierarchy, rng), src, dst, SHAPE, hierarchy)
     return assemble(shards, dst, hierarchy), measured
 
 
