@@ -68,3 +68,45 @@ def local_shape(
 def max_local_shape(shape: Sequence[int], sbp: NdSbpAttr, hierarchy: Sequence[int]) -> tuple[int, ...]:
     """Shape of the largest shard (the one at mesh coordinate 0, which gets every remainder)."""
     return local_shape(shape, sbp, hierarchy, [0] * len(hierarchy))
+
+
+def fits_shape(sbp: NdSbpAttr, shape: Sequence[int], hierarchy: Sequence[int]) -> bool:
+    """OneFlow's Storage4NdSbp check: each split axis must hold at least h_d elements when split
+    by mesh axis d (floor division, mesh axis 0 first). Uneven splits are allowed."""
+    from dialects.sbp import SplitAttr
+
+    extents = list(shape)
+    for d, entry in enumerate(sbp):
+        if isinstance(entry, SplitAttr):
+            if entry.dim >= len(extents) or extents[entry.dim] < hierarchy[d]:
+                return False
+            extents[entry.dim] //= hierarchy[d]
+    return True
+
+
+FlatPattern = tuple[int, tuple[tuple[int, int], ...]] | None
+"""A box's row-major flat index set: (first index, ((extent, stride), ...) outermost first)."""
+
+
+def flat_pattern(shape: Sequence[int], box: Sequence[tuple[int, int]]) -> FlatPattern:
+    """The canonical form of the flat indices of `box` (per axis [start, stop)) in a row-major
+    array of `shape`: None if empty, else the first index and the (extent, stride) levels left
+    after dropping extent-1 axes and merging each axis into its inner neighbour when contiguous.
+    Two boxes hold the same flat indices exactly when their patterns are equal (each level's
+    stride exceeds the span of the levels inside it, so the decomposition is unique); the
+    row-major traversal of a box visits its flat indices in increasing order."""
+    base, stride = 0, 1
+    levels: list[tuple[int, int]] = []  # innermost first
+    for extent_of_axis, (lo, hi) in zip(reversed(shape), reversed(box), strict=True):
+        if hi <= lo:
+            return None
+        base += lo * stride
+        extent = hi - lo
+        if extent != 1:
+            if levels and levels[-1][0] * levels[-1][1] == stride:
+                inner_extent, inner_stride = levels.pop()
+                levels.append((inner_extent * extent, inner_stride))
+            else:
+                levels.append((extent, stride))
+        stride *= extent_of_axis
+    return base, tuple(reversed(levels))

@@ -9,6 +9,7 @@ OneFlow lacks (partial max/min) are listed separately by `extremum_signatures` a
 from __future__ import annotations
 
 import abc
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -17,10 +18,24 @@ from xdsl.ir import Operation
 from xdsl.traits import OpTrait
 
 from dialects.sbp import BROADCAST as _B
-from dialects.sbp import GlobalTensorType, ReduceKind, SbpAttr, partial, split
+from dialects.sbp import (
+    GlobalTensorType,
+    NdSbpAttr,
+    PartialAttr,
+    ReduceKind,
+    SbpAttr,
+    SplitAttr,
+    nd_sbp,
+    partial,
+    split,
+)
+from dialects.sharding import fits_shape, flat_pattern, local_slices
 
 Sig = tuple[tuple[SbpAttr, ...], tuple[SbpAttr, ...]]
 """One 1-D signature: an SBP per operand, an SBP per result."""
+
+NdSig = tuple[tuple[NdSbpAttr, ...], tuple[NdSbpAttr, ...]]
+"""One ND signature: an ND-SBP per operand, an ND-SBP per result."""
 
 P_SUM = partial(ReduceKind.SUM)
 P_MAX = partial(ReduceKind.MAX)
@@ -47,6 +62,11 @@ class SbpRule(OpTrait, abc.ABC):
     def extremum_signatures(self, op: Operation, n: int) -> list[Sig]:
         """Partial max/min signatures OneFlow lacks (used by rule=cost only)."""
         return []
+
+    def nd_signatures(self, op: Operation, hierarchy: Sequence[int], product: list[NdSig]) -> list[NdSig]:
+        """OneFlow's `EnumerateNdSbpSignatures` hook on an ND mesh: the candidate list given the
+        direct product of the per-axis lists (most ops keep the product as it is)."""
+        return product
 
 
 # ---------------------------------------------------------------------------
@@ -263,9 +283,160 @@ def reshape_split_pairs(src: Sequence[int], dst: Sequence[int], n: int) -> list[
     return sorted(pairs)
 
 
+# An ND reshape signature as OneFlow enumerates it: per mesh axis an (input, output) pair of
+# split axes, or _B / _P on both sides.
+_AxisPair = tuple[int, int]
+_B_PAIR: _AxisPair = (-1, -1)
+_P_PAIR: _AxisPair = (-2, -2)
+
+
+def _mesh_subsets(rank: int) -> list[tuple[int, ...]]:
+    """Non-empty ordered subsets of the mesh axes, in OneFlow's recursion order (skip, then keep)."""
+    found: list[tuple[int, ...]] = []
+
+    def walk(depth: int, kept: tuple[int, ...]) -> None:
+        if depth == rank:
+            if kept:
+                found.append(kept)
+            return
+        walk(depth + 1, kept)
+        walk(depth + 1, (*kept, depth))
+
+    walk(0, ())
+    return found
+
+
+def _group_splits(
+    ins: Sequence[tuple[int, int]], outs: Sequence[tuple[int, int]], hierarchy: Sequence[int]
+) -> list[dict[int, _AxisPair]]:
+    """The contiguous ND splits of one reshape group (`EnumerateNdSplitIn2OutAxis`).
+
+    `ins` / `outs` hold (extent, axis) from the innermost axis to the outermost. For each ordered
+    subset of mesh axes, the outermost extents on both sides are divided by one mesh axis after
+    the other (moving inwards past extents reduced to 1); the subset counts when every one of its
+    mesh axes divides both current extents.
+    """
+    found: list[dict[int, _AxisPair]] = []
+    for axes in _mesh_subsets(len(hierarchy)):
+        a, b = len(ins) - 1, len(outs) - 1
+        da, db = ins[a][0], outs[b][0]
+        pairs: dict[int, _AxisPair] = {}
+        while a >= 0 and b >= 0 and len(pairs) < len(axes):
+            if da == 1:
+                a -= 1
+                da = ins[a][0] if a >= 0 else 1
+                continue
+            if db == 1:
+                b -= 1
+                db = outs[b][0] if b >= 0 else 1
+                continue
+            mesh_axis = axes[len(pairs)]
+            h = hierarchy[mesh_axis]
+            if da % h or db % h:
+                break
+            da, db = da // h, db // h
+            pairs[mesh_axis] = (ins[a][1], outs[b][1])
+        if len(pairs) == len(axes):
+            found.append(pairs)
+    return found
+
+
+def reshape_nd_pairs(src: Sequence[int], dst: Sequence[int], hierarchy: Sequence[int]) -> list[tuple[_AxisPair, ...]]:
+    """OneFlow's ND reshape enumeration (`ReshapeUserOpUtil::EnumerateNdSbpIn2OutSignatures`).
+
+    Both shapes are walked from the tail into groups of equal element count. A group of one
+    equal extent on both sides may be split by any mesh axis dividing it; a wider group gets its
+    contiguous multi-axis splits (`_group_splits`), e.g. (4,) -> (2, 2) on a 2x2 mesh gives
+    mesh axis 0: S(0) -> S(0), mesh axis 1: S(0) -> S(1). Every mesh axis may also be B or P.
+    The result: every way to cover all mesh axes with these pieces (disjoint mesh axes), one
+    (in, out) pair per mesh axis, sorted as OneFlow's std::set sorts them.
+    """
+    pieces: list[dict[int, _AxisPair]] = []
+    group_in: list[tuple[int, int]] = []
+    group_out: list[tuple[int, int]] = []
+    i, j = len(src) - 1, len(dst) - 1
+    count_in, count_out = src[i], dst[j]
+    while i >= 0 and j >= 0:
+        if count_in < count_out:
+            if src[i] != 1:
+                group_in.append((src[i], i))
+            i -= 1
+            count_in *= src[i] if i >= 0 else 1
+        elif count_in > count_out:
+            if dst[j] != 1:
+                group_out.append((dst[j], j))
+            j -= 1
+            count_out *= dst[j] if j >= 0 else 1
+        else:
+            if src[i] == dst[j]:
+                pieces += [{m: (i, j)} for m, h in enumerate(hierarchy) if src[i] % h == 0]
+            else:
+                group_in.append((src[i], i))
+                group_out.append((dst[j], j))
+                pieces += _group_splits(group_in, group_out, hierarchy)
+                group_in, group_out = [], []
+            i, j = i - 1, j - 1
+            count_in *= src[i] if i >= 0 else 1
+            count_out *= dst[j] if j >= 0 else 1
+    for m in range(len(hierarchy)):
+        pieces += [{m: _B_PAIR}, {m: _P_PAIR}]
+
+    covers: set[tuple[_AxisPair, ...]] = set()
+
+    def combine(chosen: dict[int, _AxisPair]) -> None:
+        if len(chosen) == len(hierarchy):
+            covers.add(tuple(chosen[m] for m in range(len(hierarchy))))
+            return
+        for piece in pieces:
+            if not chosen.keys() & piece.keys():
+                combine({**chosen, **piece})
+
+    combine({})
+    return sorted(covers)
+
+
+def _pair_entry(axis: int) -> SbpAttr:
+    return _B if axis == _B_PAIR[0] else P_SUM if axis == _P_PAIR[0] else split(axis)
+
+
+def _measure(nd: NdSbpAttr) -> int:
+    """OneFlow's `MesureNdSbp`: base-11 digits B=1, P=2, S(a)=3+a, mesh axis 0 most significant."""
+    value = 0
+    for entry in nd:
+        digit = 3 + entry.dim if isinstance(entry, SplitAttr) else 2 if isinstance(entry, PartialAttr) else 1
+        value = value * 11 + digit
+    return value
+
+
+def deduplicate(sigs: Sequence[NdSig]) -> list[NdSig]:
+    """OneFlow's `DeduplicateNdSbpSignatureList`: keep the first signature of each measure (base 97
+    over operands then results; distinct signatures may collide, as in OneFlow) and sort by it."""
+    by_measure: dict[int, NdSig] = {}
+    for sig in sigs:
+        value = 0
+        for nd in (*sig[0], *sig[1]):
+            value = value * 97 + _measure(nd)
+        by_measure.setdefault(value, sig)
+    return [by_measure[v] for v in sorted(by_measure)]
+
+
+def reshape_keeps_order(
+    src: Sequence[int], dst: Sequence[int], sig: NdSig, hierarchy: Sequence[int]
+) -> bool:
+    """Whether every rank's input shard, reshaped to its output shard's shape, is that output
+    shard: both must cover the same row-major flat indices (then both list them in order)."""
+    (nd_in,), (nd_out,) = sig
+    return all(
+        flat_pattern(src, local_slices(src, nd_in, hierarchy, c))
+        == flat_pattern(dst, local_slices(dst, nd_out, hierarchy, c))
+        for c in itertools.product(*(range(h) for h in hierarchy))
+    )
+
+
 @dataclass(frozen=True)
 class ReshapeRule(SbpRule):
-    """reshape: split pairs from the grouping rule; P -> P."""
+    """reshape: split pairs from the grouping rule; P -> P. On an ND mesh, OneFlow's multi-axis
+    splits are added (`reshape_nd_pairs`)."""
 
     def signatures(self, op: Operation, n: int) -> list[Sig]:
         src, dst = _shape(op.operands[0]), _shape(op.results[0])
@@ -274,3 +445,22 @@ class ReshapeRule(SbpRule):
         sigs: list[Sig] = [((split(a),), (split(b),)) for a, b in reshape_split_pairs(src, dst, n)]
         sigs.append(((P_SUM,), (P_SUM,)))
         return sigs
+
+    def nd_signatures(self, op: Operation, hierarchy: Sequence[int], product: list[NdSig]) -> list[NdSig]:
+        """`ReshapeOp::EnumerateNdSbpSignatures`: append the ND enumeration to the product, drop
+        signatures whose output does not fit its shape (swap-with-last), deduplicate. Then, unlike
+        OneFlow, drop signatures under which a rank's local reshape would not produce its output
+        shard: the product of 1-D lists holds some (e.g. (12,) -> (6, 2) as (S(0), S(0)) on 2x2,
+        whose shards hold 3 and 4 elements); OneFlow fails at physical shape inference there."""
+        src, dst = _shape(op.operands[0]), _shape(op.results[0])
+        sigs = list(product)
+        if src and dst and 0 not in src:
+            for pairs in reshape_nd_pairs(src, dst, hierarchy):
+                ins = nd_sbp(*(_pair_entry(a) for a, _ in pairs))
+                outs = nd_sbp(*(_pair_entry(b) for _, b in pairs))
+                sigs.append(((ins,), (outs,)))
+        for i in range(len(sigs) - 1, -1, -1):
+            if not fits_shape(sigs[i][1][0], dst, hierarchy):
+                sigs[i] = sigs[-1]
+                sigs.pop()
+        return [s for s in deduplicate(sigs) if reshape_keeps_order(src, dst, s, hierarchy)]

@@ -45,11 +45,11 @@ from dialects.sbp import (
     PartialAttr,
     SbpAttr,
     SignatureAttr,
-    SplitAttr,
     nd_sbp,
 )
 from dialects.sbp_ops import BoxingOp, CollectiveOp, PlacementOp, ToGlobalOp, describe_op, lookup_placement
-from dialects.signatures import SbpRule, Sig
+from dialects.sharding import fits_shape
+from dialects.signatures import NdSig, SbpRule, Sig
 from passes.cost_model import (
     DEFAULT_MODEL,
     FLT_MAX,
@@ -61,8 +61,6 @@ from passes.cost_model import (
     step_time,
     transition_time,
 )
-
-NdSig = tuple[tuple[NdSbpAttr, ...], tuple[NdSbpAttr, ...]]
 
 _ELEMENT_BYTES: dict[Attribute, int] = {}
 
@@ -114,8 +112,10 @@ def axis_lists(rule: SbpRule, op: Operation, hierarchy: Sequence[int], complete:
 
 
 def nd_candidates(rule: SbpRule, op: Operation, hierarchy: Sequence[int], complete: bool) -> list[NdSig]:
-    """Direct product of the per-axis lists, mesh axis 0 major (DfsGetNdSbpSignature)."""
-    return nd_product(axis_lists(rule, op, hierarchy, complete), len(op.operands), len(op.results))
+    """The ND list before shape filtering: the direct product of the per-axis lists, mesh axis 0
+    major (DfsGetNdSbpSignature), passed through the op's EnumerateNdSbpSignatures hook."""
+    product = nd_product(axis_lists(rule, op, hierarchy, complete), len(op.operands), len(op.results))
+    return rule.nd_signatures(op, hierarchy, product) if len(hierarchy) > 1 else product
 
 
 def nd_product(lists: Sequence[Sequence[Sig]], n_ins: int, n_outs: int) -> list[NdSig]:
@@ -136,17 +136,6 @@ def nd_product(lists: Sequence[Sequence[Sig]], n_ins: int, n_outs: int) -> list[
         outs = tuple(map(nd, zip(*(c[1][:n_outs] for c in combo), strict=True)))
         result.append((ins, outs))
     return result
-
-
-def fits_shape(nd: NdSbpAttr, shape: Sequence[int], hierarchy: Sequence[int]) -> bool:
-    """Storage4NdSbp's check: each split axis must hold at least h_d elements (floor division)."""
-    extents = list(shape)
-    for d, entry in enumerate(nd):
-        if isinstance(entry, SplitAttr):
-            if entry.dim >= len(extents) or extents[entry.dim] < hierarchy[d]:
-                return False
-            extents[entry.dim] //= hierarchy[d]
-    return True
 
 
 def swap_with_last_filter(items: list[NdSig], keep) -> list[NdSig]:  # type: ignore[no-untyped-def]
@@ -596,12 +585,15 @@ def decide(op: Operation, rule: SbpRule, meta: OpMeta, hint: SignatureAttr | Non
         # product, and the shape filter too when their input shapes agree.
         lists = axis_lists(rule, op, meta.hierarchy, complete)
         product_key = (run.lists_key(lists), len(op.operands), len(op.results))
-        fitting_key = (product_key, shapes, meta.hierarchy, one_d or complete)
+        hooked = not one_d and type(rule).nd_signatures is not SbpRule.nd_signatures
+        fitting_key = (product_key, shapes, meta.hierarchy, one_d or complete, key[0] if hooked else None)
         cands = run.fitting.get(fitting_key)
         if cands is None:
             product = run.products.get(product_key)
             if product is None:
                 product = run.products[product_key] = nd_product(lists, len(op.operands), len(op.results))
+            if hooked:  # OneFlow's EnumerateNdSbpSignatures (reshape)
+                product = rule.nd_signatures(op, meta.hierarchy, product)
 
             def fits(sig: NdSig) -> bool:
                 return all(run.fits(nd, s, meta.hierarchy) for nd, s in zip(sig[0], shapes, strict=True))

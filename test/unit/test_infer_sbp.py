@@ -16,7 +16,7 @@ from xdsl.parser import Parser
 
 from dialects.sbp import BROADCAST, nd_sbp, partial, split
 from dialects.signatures import SbpRule
-from passes.infer_sbp import axis_list, infer_module, nd_candidates, swap_with_last_filter
+from passes.infer_sbp import axis_list, axis_lists, infer_module, nd_candidates, nd_product, swap_with_last_filter
 from tools.sbp_opt import register_dialects
 
 _CTX = Context()
@@ -111,7 +111,7 @@ def test_nd_candidates_product_2x3x2_per_axis_lists() -> None:
     assert rule is not None
     assert len(axis_list(rule, op, 2, complete=False)) == 3
     assert len(axis_list(rule, op, 3, complete=False)) == 2
-    cands = nd_candidates(rule, op, (2, 3, 2), complete=False)
+    cands = nd_product(axis_lists(rule, op, (2, 3, 2), complete=False), 1, 1)
     assert len(cands) == 3 * 2 * 3
     assert cands == _product(op, (2, 3, 2))
     s0, p, b = split(0), partial(), BROADCAST

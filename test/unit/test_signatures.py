@@ -6,14 +6,22 @@ Signatures are written `"in0,in1->out"` with OneFlow's names (S(i), B, P, P(max)
 
 from __future__ import annotations
 
+import math
+
+import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.ir import Operation
 from xdsl.parser import Parser
 
-from dialects.signatures import SbpRule, Sig, reshape_split_pairs
-from passes.infer_sbp import axis_list
+from dialects.sbp import BROADCAST, nd_sbp, split
+from dialects.sharding import fits_shape, local_shape
+from dialects.signatures import SbpRule, Sig, deduplicate, reshape_keeps_order, reshape_nd_pairs, reshape_split_pairs
+from passes.boxing_semantics import assemble, distribute
+from passes.infer_sbp import axis_list, axis_lists, format_nd_sig, nd_candidates, nd_product
 from tools.sbp_opt import register_dialects
 
 _CTX = Context()
@@ -293,3 +301,94 @@ def test_reshape_split_pairs_direct() -> None:
     assert reshape_split_pairs((2, 3, 4), (6, 4), 3) == [(2, 1)]
     assert reshape_split_pairs((8, 3), (2, 4, 3), 2) == [(0, 0), (1, 2)]
     assert reshape_split_pairs((1, 1), (1,), 2) == []
+
+
+# ---------------------------------------------------------------------------
+# reshape on ND meshes (ReshapeOp::EnumerateNdSbpSignatures)
+# ---------------------------------------------------------------------------
+
+
+def _nd_list(src: tuple[int, ...], dst: tuple[int, ...], hierarchy: tuple[int, ...], complete: bool = False) -> list:
+    op = make_op("sbp.reshape", [src], dst)
+    rule = op.get_trait(SbpRule)
+    assert rule is not None
+    return nd_candidates(rule, op, hierarchy, complete)
+
+
+def test_reshape_nd_pairs_oneflow_examples() -> None:
+    # OneFlow's source comment: (6,) -> (2, 3) on a (2, 3) mesh gives S(0) -> S(0) on mesh axis 0
+    # and [S(0), S(0)] -> [S(0), S(1)] on both; plus B and P on every mesh axis.
+    b, p = (-1, -1), (-2, -2)
+    assert reshape_nd_pairs((6,), (2, 3), (2, 3)) == [
+        (p, p), (p, b), (b, p), (b, b), ((0, 0), p), ((0, 0), b), ((0, 0), (0, 1)),
+    ]
+    # (4, 5, 2, 3) -> (2, 2, 5, 6): groups (2, 3) -> (6), (5) -> (5), (4) -> (2, 2); 5 is split by
+    # no mesh axis of 2, the other groups combine across mesh axes.
+    pairs = reshape_nd_pairs((4, 5, 2, 3), (2, 2, 5, 6), (2, 2))
+    assert ((0, 0), (2, 3)) in pairs and ((2, 3), (0, 0)) in pairs and ((0, 0), (0, 1)) in pairs
+    assert not any((1, 2) in sig for sig in pairs)
+    assert pairs == sorted(set(pairs))
+
+
+def test_reshape_nd_list_4_to_2x2_is_deduplicated_and_sorted() -> None:
+    # The product's (S(0), S(0)) -> (S(0), S(0)) does not fit the (2, 2) output; the ND
+    # enumeration's (S(0), S(0)) -> (S(0), S(1)) does. Sorted by OneFlow's measure.
+    got = [format_nd_sig(c) for c in _nd_list((4,), (2, 2), (2, 2))]
+    assert got == [
+        "[B, B] -> [B, B]", "[B, P] -> [B, P]", "[B, S(0)] -> [B, S(0)]", "[P, B] -> [P, B]",
+        "[P, P] -> [P, P]", "[P, S(0)] -> [P, S(0)]", "[S(0), B] -> [S(0), B]", "[S(0), P] -> [S(0), P]",
+        "[S(0), S(0)] -> [S(0), S(1)]",
+    ]
+
+
+def test_reshape_nd_drops_shards_that_do_not_line_up() -> None:
+    # (12,) -> (6, 2) as (S(0), S(0)) -> (S(0), S(0)) is in the product of the 1-D lists, but rank
+    # (0, 0) would hold 3 input elements and 2 output rows (4 elements).
+    op = make_op("sbp.reshape", [(12,)], (6, 2))
+    rule = op.get_trait(SbpRule)
+    assert rule is not None
+    product = nd_product(axis_lists(rule, op, (2, 2), complete=False), 1, 1)
+    s0 = nd_sbp(split(0), split(0))
+    bad = ((s0,), (s0,))
+    assert bad in product
+    assert not reshape_keeps_order((12,), (6, 2), bad, (2, 2))
+    assert bad not in _nd_list((12,), (6, 2), (2, 2))
+    assert ((s0,), (nd_sbp(split(0), split(1)),)) not in _nd_list((12,), (6, 2), (2, 2))  # 6 % 2 != 0 after 12 / 2
+
+
+def test_deduplicate_keeps_the_first_of_a_measure_and_sorts() -> None:
+    b, s0, s1 = nd_sbp(BROADCAST, BROADCAST), nd_sbp(split(0), BROADCAST), nd_sbp(split(1), BROADCAST)
+    sigs = [((s1,), (s1,)), ((b,), (b,)), ((s0,), (s0,)), ((b,), (b,))]
+    assert deduplicate(sigs) == [((b,), (b,)), ((s0,), (s0,)), ((s1,), (s1,))]
+
+
+@st.composite
+def _reshape_cases(draw: st.DrawFn) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+    hierarchy = tuple(draw(st.lists(st.integers(1, 3), min_size=2, max_size=3)))
+    src = tuple(draw(st.lists(st.sampled_from([1, 2, 3, 4, 6, 8, 12]), min_size=1, max_size=3)))
+    total = math.prod(src)
+    dst: list[int] = []
+    rest = total
+    while rest > 1 and len(dst) < 3:
+        divisors = [d for d in range(2, rest + 1) if rest % d == 0]
+        d = draw(st.sampled_from(divisors)) if len(dst) < 2 else rest
+        dst.append(d)
+        rest //= d
+    if draw(st.booleans()):
+        dst.insert(draw(st.integers(0, len(dst))), 1)
+    return src, tuple(dst) or (1,), hierarchy
+
+
+@settings(max_examples=150, deadline=None)
+@given(_reshape_cases(), st.booleans())
+def test_every_nd_reshape_signature_executes(case: tuple, complete: bool) -> None:
+    # Distribute a global tensor by the input ND-SBP, reshape every rank's shard to its output
+    # shard's shape, assemble by the output ND-SBP: the global reshape, for every candidate.
+    src, dst, hierarchy = case
+    value = np.arange(math.prod(src), dtype=np.int64).reshape(src)
+    rng = np.random.default_rng(0)
+    for (nd_in,), (nd_out,) in _nd_list(src, dst, hierarchy, complete):
+        assert fits_shape(nd_out, dst, hierarchy)
+        shards = distribute(value, tuple(nd_in), hierarchy, rng)
+        out = {c: s.reshape(local_shape(dst, nd_out, hierarchy, c)) for c, s in shards.items()}
+        np.testing.assert_array_equal(assemble(out, tuple(nd_out), hierarchy), value.reshape(dst))
