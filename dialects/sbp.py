@@ -145,7 +145,10 @@ class PartialAttr(SbpAttr):
 
 # Attribute construction runs the verifier (~10 µs); SBP entries are few, so share them.
 @cache
+@cache
 def split(axis: int) -> SplitAttr:
+    """S(axis); one object per axis (attributes are immutable, and shared objects keep the
+    inference's id-keyed caches small)."""
     return SplitAttr(axis)
 
 

@@ -200,13 +200,21 @@ class Candidate(_Deferred):
 
 @dataclass(eq=False)
 class Decision(_Deferred):
-    """The outcome for one op meta: candidates considered, the choice and why."""
+    """The outcome for one op meta: candidates considered, the choice and why. The scored
+    candidate list may be given as a function building it on first read (only the report and
+    tests read it)."""
 
-    candidates: list[Candidate]
+    _candidates: list[Candidate] | Callable[[], list[Candidate]]
     chosen: NdSig
     reason: str
     _comm: float | Callable[[], float]
     _signature: SignatureAttr | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def candidates(self) -> list[Candidate]:
+        if callable(self._candidates):
+            self._candidates = self._candidates()
+        return self._candidates
 
     def signature(self) -> SignatureAttr:
         """The `#sbp.sig` of the choice, built once (attribute construction runs the verifier)."""
@@ -239,8 +247,6 @@ class OpMeta:
     constrained: bool
     model: CommModel = field(default=DEFAULT_MODEL)
     run: _Run | None = field(default=None, repr=False, compare=False)
-    base: list[NdSig] | None = field(default=None, repr=False, compare=False)
-    """The run's cached candidate list, when the candidates scored are exactly that list."""
     _inputs: list[_InputCosts] | None = field(default=None, init=False, repr=False, compare=False)
 
     def ensure_run(self) -> _Run:
@@ -259,41 +265,27 @@ class OpMeta:
     def input(self, i: int) -> _InputCosts:
         return self.inputs()[i]
 
-    def mismatches(self, sig: NdSig) -> int:
-        """How many inputs `sig` needs in another ND-SBP than they have."""
-        return sum(1 for costs, need in zip(self.inputs(), sig[0], strict=True) if not costs.has(need))
-
-    def _columns(self, cands: list[NdSig], what: str) -> list[tuple[float, ...]] | None:
-        """Per input, `what` ("eager" cost or "mismatch" flag) for every candidate, cached per run
-        for the run's candidate lists (ops with an equal input share the column)."""
-        if cands is not self.base or self.run is None:
-            return None
-        columns = []
-        for i, costs in enumerate(self.inputs()):
-            key = (id(cands), i, id(costs), what)
-            found = self.run.columns.get(key)
-            if found is None:
-                if what == "eager":
-                    found = tuple(costs.eager_cost(sig[0][i]) for sig in cands)
-                else:
-                    found = tuple(0 if costs.has(sig[0][i]) else 1 for sig in cands)
-                self.run.columns[key] = found
-            columns.append(found)
-        return columns if columns else None
+    def table(self, cands: list[NdSig]) -> _CandidateTable:
+        return self.ensure_run().table(cands)
 
     def eager_costs(self, cands: list[NdSig]) -> list[float]:
-        """Per candidate, the sum over the inputs of OneFlow's eager ND copy cost."""
-        columns = self._columns(cands, "eager")
-        if columns is None:
-            inputs = self.inputs()
-            return [sum(costs.eager_cost(need) for costs, need in zip(inputs, sig[0], strict=True)) for sig in cands]
-        return [sum(t) for t in zip(*columns, strict=True)]  # the same additions in the same order
-
-    def mismatch_counts(self, cands: list[NdSig]) -> list[int]:
-        columns = self._columns(cands, "mismatch")
-        if columns is None:
-            return [self.mismatches(sig) for sig in cands]
-        return [sum(t) for t in zip(*columns, strict=True)]  # type: ignore[misc]
+        """Per candidate, the sum over the inputs of OneFlow's eager ND copy cost. The columns
+        (one input's cost for every candidate) are cached per run and candidate list, so ops
+        with an equal input share them; each distinct needed ND-SBP is priced once."""
+        inputs = self.inputs()
+        if not inputs:
+            return [0.0] * len(cands)
+        run = self.ensure_run()
+        table = run.table(cands)
+        columns = []
+        for i, costs in enumerate(inputs):
+            key = (id(cands), i, id(costs))
+            found = run.columns.get(key)
+            if found is None:
+                price = {k: costs.eager_cost(cands[j][0][i]) for k, j in table.first_of[i].items()}
+                found = run.columns[key] = tuple(map(price.__getitem__, table.needs[i]))
+            columns.append(found)
+        return [sum(t) for t in zip(*columns, strict=True)]  # the inputs' costs added in order
 
     def comm_us_later(self, sig: NdSig) -> Callable[[], float]:
         """`comm_us(sig)` on first call; holds the input types, not the run's caches."""
@@ -337,37 +329,73 @@ def select_oneflow_1d(cands: list[NdSig], meta: OpMeta) -> Decision:
 
 
 def select_oneflow_nd(cands: list[NdSig], meta: OpMeta) -> Decision:
-    scored = [
-        Candidate(sig, 0.0, min(cost, FLT_MAX), meta.comm_us_later(sig))
-        for sig, cost in zip(cands, meta.eager_costs(cands), strict=True)
-    ]
-    if len(scored) == 1:
-        return Decision(scored, scored[0].sig, "the only candidate left", lambda: scored[0].comm_us)
-    best: Candidate | None = None
+    """OneFlow's greedy scan (kAllMatch): the first candidate whose inputs all match, else the
+    lowest eager ND copy cost (ties keep the earlier one unless fewer inputs mismatch)."""
+    if len(cands) == 1:
+        sig = cands[0]
+        return Decision(_scored_nd_later(cands, meta), sig, "the only candidate left", meta.comm_us_later(sig))
+    table = meta.table(cands)
+    have = tuple(costs.have_index for costs in meta.inputs())
+    first = table.first_match.get(have)
+    if first is not None:  # the scan stops there whatever the costs before it
+        sig = cands[first]
+        return Decision(
+            _scored_nd_later(cands, meta), sig, "first candidate whose inputs all match (kAllMatch)",
+            meta.comm_us_later(sig),
+        )
+    costs = meta.eager_costs(cands)
+    ratios = table.mismatch_counts(have)
+    best = -1
     min_cost, min_ratio = VALID_MAX_COPY_COST, 0
-    for cand, ratio in zip(scored, meta.mismatch_counts(cands), strict=True):
-        if ratio == 0:
-            return Decision(
-                scored, cand.sig, "first candidate whose inputs all match (kAllMatch)", lambda: cand.comm_us
-            )
-        if cand.oneflow_cost < min_cost * 0.9999999 or (
-            cand.oneflow_cost <= min_cost * 1.0000001 and ratio < min_ratio
-        ):
-            best, min_cost, min_ratio = cand, cand.oneflow_cost, ratio
-    if best is None:
+    for j, (cost, ratio) in enumerate(zip(costs, ratios, strict=True)):
+        cost = min(cost, FLT_MAX)
+        if cost < min_cost * 0.9999999 or (cost <= min_cost * 1.0000001 and ratio < min_ratio):
+            best, min_cost, min_ratio = j, cost, ratio
+    if best < 0:
         raise ValueError("can't find available sbp signature")
-    chosen = best
-    return Decision(scored, best.sig, f"lowest eager ND copy cost {best.oneflow_cost:g}", lambda: chosen.comm_us)
+    sig = cands[best]
+    return Decision(
+        _scored_nd_later(cands, meta), sig, f"lowest eager ND copy cost {min_cost:g}", meta.comm_us_later(sig)
+    )
+
+
+def _scored_nd_later(cands: list[NdSig], meta: OpMeta) -> Callable[[], list[Candidate]]:
+    """The scored ND candidates, built on first read from the input types alone (a decision is
+    memoised across runs and must not keep a run's caches alive)."""
+    return partial(_scored_nd, cands, meta.in_types, meta.in_sbps, meta.hierarchy, meta.model)
+
+
+def _scored_nd(
+    cands: list[NdSig], in_types: tuple[GlobalTensorType, ...], in_sbps: tuple[NdSbpAttr, ...],
+    hierarchy: tuple[int, ...], model: CommModel,
+) -> list[Candidate]:
+    meta = OpMeta("oneflow", hierarchy, in_types, in_sbps, False, model)
+    return [
+        Candidate(c, 0.0, min(cost, FLT_MAX), meta.comm_us_later(c))
+        for c, cost in zip(cands, meta.eager_costs(cands), strict=True)
+    ]
 
 
 def select_cost(cands: list[NdSig], meta: OpMeta) -> Decision:
-    scored = [Candidate(sig, 0.0, 0.0, meta.comm_us(sig)) for sig in cands]
-
-    def key(c: Candidate) -> tuple[float, int]:
-        return (round(c.comm_us, 9), meta.mismatches(c.sig))
-
-    best = min(scored, key=key)
-    return Decision(scored, best.sig, f"lowest modelled boxing time {best.comm_us:.3f} us", best.comm_us)
+    """The lowest modelled boxing time (rounded to 1e-9 us), then the fewest mismatching inputs,
+    then the earliest candidate."""
+    table = meta.table(cands)
+    inputs = meta.inputs()
+    # Per input, its terms towards each distinct ND-SBP a candidate needs (priced once).
+    terms = [{k: costs.comm_terms(cands[j][0][i]) for k, j in table.first_of[i].items()}
+             for i, costs in enumerate(inputs)]
+    times: list[float] = []
+    for combo in zip(*table.needs, strict=True) if inputs else [()] * len(cands):
+        total = 0.0
+        for by_need, k in zip(terms, combo, strict=True):
+            for term in by_need[k]:  # the additions of `OpMeta.comm_us`, in its order
+                total += term
+        times.append(total)
+    have = tuple(costs.have_index for costs in inputs)
+    ratios = table.mismatch_counts(have) if inputs else [0] * len(cands)
+    best = min(range(len(cands)), key=lambda j: (round(times[j], 9), ratios[j]))
+    scored = [Candidate(sig, 0.0, 0.0, t) for sig, t in zip(cands, times, strict=True)]
+    return Decision(scored, cands[best], f"lowest modelled boxing time {times[best]:.3f} us", times[best])
 
 
 # ---------------------------------------------------------------------------
@@ -458,6 +486,29 @@ class _InputCosts:
         return found
 
 
+class _CandidateTable:
+    """A candidate list as small ints: per input position, the `_ND_INDEX` each candidate needs."""
+
+    __slots__ = ("first_match", "first_of", "needs")
+
+    def __init__(self, run: _Run, cands: list[NdSig]):
+        n_ins = len(cands[0][0]) if cands else 0
+        self.needs = tuple(tuple(run.nd_index(sig[0][i]) for sig in cands) for i in range(n_ins))
+        # Per input position, a candidate needing each distinct ND-SBP (to price it once).
+        self.first_of = [{k: j for j, k in reversed(list(enumerate(column)))} for column in self.needs]
+        # The first candidate needing each combination of inputs (kAllMatch's pick).
+        self.first_match: dict[tuple[int, ...], int] = {}
+        for j, combo in enumerate(zip(*self.needs, strict=True)):
+            self.first_match.setdefault(combo, j)
+
+    def mismatch_counts(self, have: tuple[int, ...]) -> list[int]:
+        """Per candidate, how many inputs it needs in another ND-SBP than they have."""
+        counts = [0] * (len(self.needs[0]) if self.needs else 0)
+        for column, h in zip(self.needs, have, strict=True):
+            counts = [c + (k != h) for c, k in zip(counts, column, strict=True)]
+        return counts
+
+
 class _Run:
     """The caches of one pass run. Objects cached by id are referenced here, so no id is reused."""
 
@@ -475,7 +526,15 @@ class _Run:
         self.candidates: dict[tuple[object, ...], list[NdSig]] = {}
         self.products: dict[tuple[object, ...], list[NdSig]] = {}
         self.columns: dict[tuple[object, ...], tuple[float, ...]] = {}
+        self._tables: dict[int, tuple[list[NdSig], _CandidateTable]] = {}
         self.fitting: dict[tuple[object, ...], list[NdSig]] = {}
+
+    def table(self, cands: list[NdSig]) -> _CandidateTable:
+        """The int table of a candidate list, by its id (the list is kept referenced)."""
+        found = self._tables.get(id(cands))
+        if found is None:
+            found = self._tables[id(cands)] = (cands, _CandidateTable(self, cands))
+        return found[1]
 
     def lists_key(self, lists: list[list[Sig]]) -> tuple[object, ...]:
         """Per-axis 1-D lists by the ids of their entries (kept referenced for the run)."""
@@ -508,16 +567,18 @@ class _Run:
         return found[1]
 
     def type_key(self, ty: GlobalTensorType) -> tuple[object, ...]:
-        """(shape, element bytes, ND-SBP index or None): all a decision reads of an input type."""
+        """(shape, element bytes, ND-SBP index or None, integer-ness): all a decision reads of an
+        input type (rules may depend on integer-ness)."""
         found = self._types.get(id(ty))
         if found is None:
             nd = ty.nd_sbp
-            key = (ty.get_shape(), element_bytes(ty), None if nd is None else self.nd_index(nd))
+            key = (ty.get_shape(), element_bytes(ty), None if nd is None else self.nd_index(nd),
+                   isinstance(ty.element_type, IntegerType))
             found = self._types[id(ty)] = (ty, key)
         return found[1]
 
     def input_costs(self, ty: GlobalTensorType, have: NdSbpAttr, hierarchy: tuple[int, ...]) -> _InputCosts:
-        shape, nbytes, _ = self.type_key(ty)
+        shape, nbytes, _, _ = self.type_key(ty)
         key = (shape, nbytes, self.nd_index(have), hierarchy)
         found = self._inputs.get(key)
         if found is None:
@@ -560,13 +621,12 @@ def _op_key(op: Operation) -> tuple[object, ...]:
 
 def _memo_key(op: Operation, meta: OpMeta, hint: Attribute | None,
               required: tuple[NdSbpAttr | None, ...]) -> tuple[object, ...]:
-    """Everything the decision depends on (element types through their size and integer-ness)."""
+    """Everything the decision depends on: the op, each input's `type_key` (its ND-SBP included),
+    the mesh, the hint and required result SBPs, the rule and the cost model."""
     run = meta.ensure_run()
-    ins = tuple(run.type_key(t) for t in meta.in_types)
-    sbps = tuple(run.nd_index(nd) for nd in meta.in_sbps)
-    outs = tuple(None if r is None else run.nd_index(r) for r in required)
-    integer = tuple(isinstance(t.element_type, IntegerType) for t in meta.in_types)  # rules may depend on it
-    return (_op_key(op), ins, integer, sbps, meta.hierarchy, hint, outs, meta.rule, run.model_index)
+    ins = tuple(map(run.type_key, meta.in_types))
+    outs = tuple(None if r is None else run.nd_index(r) for r in required) if any(required) else ()
+    return (_op_key(op), ins, meta.hierarchy, hint, outs, meta.rule, run.model_index)
 
 
 def decide(op: Operation, rule: SbpRule, meta: OpMeta, hint: SignatureAttr | None,
@@ -577,8 +637,8 @@ def decide(op: Operation, rule: SbpRule, meta: OpMeta, hint: SignatureAttr | Non
     run = meta.ensure_run()
     complete = meta.rule == "cost"
     one_d = len(meta.hierarchy) == 1
-    shapes = tuple(t.get_shape() for t in meta.in_types)
-    candidates_key = (key[0], shapes, key[2], meta.hierarchy, complete)
+    shapes = tuple(k[0] for k in key[1])  # type: ignore[attr-defined]
+    candidates_key = (key[0], tuple(k[3] for k in key[1]), shapes, meta.hierarchy, complete)  # type: ignore[attr-defined]
     cands = run.candidates.get(candidates_key)
     if cands is None:
         # Ops whose rules give the same per-axis lists (equal up to, say, a scalar) share the
@@ -594,11 +654,17 @@ def decide(op: Operation, rule: SbpRule, meta: OpMeta, hint: SignatureAttr | Non
                 product = run.products[product_key] = nd_product(lists, len(op.operands), len(op.results))
             if hooked:  # OneFlow's EnumerateNdSbpSignatures (reshape)
                 product = rule.nd_signatures(op, meta.hierarchy, product)
-
-            def fits(sig: NdSig) -> bool:
-                return all(run.fits(nd, s, meta.hierarchy) for nd, s in zip(sig[0], shapes, strict=True))
-
-            cands = [c for c in product if fits(c)] if one_d or complete else swap_with_last_filter(product, fits)
+            # Storage4NdSbp on the inputs, decided once per input position and distinct ND-SBP.
+            table = run.table(product)
+            ok = [{k for k, j in table.first_of[i].items() if run.fits(product[j][0][i], s, meta.hierarchy)}
+                  for i, s in enumerate(shapes)]
+            keep = [all(k in allowed for k, allowed in zip(combo, ok, strict=True))
+                    for combo in zip(*table.needs, strict=True)] if ok else [True] * len(product)
+            if one_d or complete:
+                cands = [c for c, kept in zip(product, keep, strict=True) if kept]
+            else:
+                kept_at = {id(c): kept for c, kept in zip(product, keep, strict=True)}
+                cands = swap_with_last_filter(product, lambda c: kept_at[id(c)])
             run.fitting[fitting_key] = cands
         run.candidates[candidates_key] = cands
 
@@ -606,7 +672,7 @@ def decide(op: Operation, rule: SbpRule, meta: OpMeta, hint: SignatureAttr | Non
         return contains(sig, hint, required)
 
     if hint is None and all(r is None for r in required):
-        survivors = meta.base = cands  # nothing to contain: either filter keeps all, in order
+        survivors = cands  # nothing to contain: either filter keeps all, in order
     elif one_d or complete:
         survivors = [c for c in cands if constrained(c)]
     else:
@@ -631,7 +697,7 @@ def decide(op: Operation, rule: SbpRule, meta: OpMeta, hint: SignatureAttr | Non
 def _set_type(value: SSAValue, ty: Attribute) -> None:
     """Retype `value` in place: its uses stay (Rewriter.replace_value_with_new_type would build a
     new value, rebuild the op's result list and move every use)."""
-    if value.type != ty:
+    if value.type is not ty:
         value._type = ty  # pyright: ignore[reportPrivateUsage]
 
 
@@ -722,8 +788,8 @@ def infer_op(op: Operation, rule: SbpRule, rule_name: str, model: CommModel, run
     assert all(isinstance(t, GlobalTensorType) for t in in_types)
     placement, hierarchy = run.placement(op, in_types[0])  # type: ignore[arg-type]
     assert isinstance(placement, PlacementOp)
-    first = in_types[0].placement_name  # type: ignore[attr-defined]
-    if any(t.placement_name != first for t in in_types):  # type: ignore[attr-defined]
+    first = in_types[0].placement  # type: ignore[attr-defined]
+    if any(t.placement is not first and t.placement != first for t in in_types):  # type: ignore[attr-defined]
         raise OpError(op, f"{describe_op(op)}: operands are on different placements")
     in_sbps = tuple(t.nd_sbp for t in in_types)  # type: ignore[attr-defined]
     if any(nd is None for nd in in_sbps):
