@@ -424,8 +424,14 @@ def reshape_keeps_order(
     src: Sequence[int], dst: Sequence[int], sig: NdSig, hierarchy: Sequence[int]
 ) -> bool:
     """Whether every rank's input shard, reshaped to its output shard's shape, is that output
-    shard: both must cover the same row-major flat indices (then both list them in order)."""
+    shard: both must cover the same row-major flat indices (then both list them in order).
+
+    A signature splitting on one mesh axis only is a 1-D rule's (equal extents, or both divisible
+    by the mesh-axis size) or a divisible ND group split, and always holds: only nested or
+    combined splits are checked rank by rank."""
     (nd_in,), (nd_out,) = sig
+    if sum(isinstance(e, SplitAttr) for e in nd_in) <= 1:
+        return True
     return all(
         flat_pattern(src, local_slices(src, nd_in, hierarchy, c))
         == flat_pattern(dst, local_slices(dst, nd_out, hierarchy, c))

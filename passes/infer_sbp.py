@@ -246,6 +246,7 @@ class OpMeta:
     in_sbps: tuple[NdSbpAttr, ...]
     constrained: bool
     model: CommModel = field(default=DEFAULT_MODEL)
+    out_shapes: tuple[tuple[int, ...], ...] = ()
     run: _Run | None = field(default=None, repr=False, compare=False)
     _inputs: list[_InputCosts] | None = field(default=None, init=False, repr=False, compare=False)
 
@@ -603,20 +604,20 @@ class _Run:
             self._rules[cls] = op.get_trait(SbpRule)
         return self._rules[cls]
 
-    def result_type(self, ty: GlobalTensorType, nd: NdSbpAttr) -> GlobalTensorType:
-        """`ty.with_sbp(nd)`, one object per distinct result type."""
-        key = (ty.get_shape(), ty.element_type, ty.placement_name, ty.layout, self.nd_index(nd))
+    def result_type(self, ty: GlobalTensorType, nd: NdSbpAttr, shape: tuple[int, ...]) -> GlobalTensorType:
+        """`ty.with_sbp(nd)` (`shape` is ty's), one object per distinct result type. Element types
+        and layouts are keyed by id: the cached type holds the objects, so no id is reused."""
+        key = (shape, id(ty.element_type), ty.placement_name, id(ty.layout), self.nd_index(nd))
         found = self._results.get(key)
         if found is None:
             found = self._results[key] = ty.with_sbp(nd)
         return found
 
 
-def _op_key(op: Operation) -> tuple[object, ...]:
+def _op_key(op: Operation, out_shapes: tuple[tuple[int, ...], ...]) -> tuple[object, ...]:
     """What an op's candidate list depends on besides its input shapes."""
     props = tuple(sorted(op.properties.items())) if op.properties else ()
-    outs = tuple(r.type.get_shape() if isinstance(r.type, GlobalTensorType) else None for r in op.results)
-    return (op.name, props, outs)
+    return (op.name, props, out_shapes)
 
 
 def _memo_key(op: Operation, meta: OpMeta, hint: Attribute | None,
@@ -626,7 +627,7 @@ def _memo_key(op: Operation, meta: OpMeta, hint: Attribute | None,
     run = meta.ensure_run()
     ins = tuple(map(run.type_key, meta.in_types))
     outs = tuple(None if r is None else run.nd_index(r) for r in required) if any(required) else ()
-    return (_op_key(op), ins, meta.hierarchy, hint, outs, meta.rule, run.model_index)
+    return (_op_key(op, meta.out_shapes), ins, meta.hierarchy, hint, outs, meta.rule, run.model_index)
 
 
 def decide(op: Operation, rule: SbpRule, meta: OpMeta, hint: SignatureAttr | None,
@@ -756,15 +757,16 @@ def infer_function(f: func.FuncOp, rule: str, model: CommModel, run: _Run | None
     for op in list(f.body.walk()):
         if op is f or not any(isinstance(v.type, GlobalTensorType) for v in (*op.operands, *op.results)):
             continue
+        found = run.rule_of(op)
+        if found is not None:
+            records.append(infer_op(op, found, rule, model, run))
+            continue
         if isinstance(op, ToGlobalOp | BoxingOp | CollectiveOp):
             _check_explicit(op)
             continue
         if isinstance(op, func.ReturnOp):
             continue
-        found = run.rule_of(op)
-        if found is None:
-            raise OpError(op, f"{describe_op(op)}: {op.name} has no SBP signature rule")
-        records.append(infer_op(op, found, rule, model, run))
+        raise OpError(op, f"{describe_op(op)}: {op.name} has no SBP signature rule")
     f.update_function_type()
     return records
 
@@ -802,20 +804,22 @@ def infer_op(op: Operation, rule: SbpRule, rule_name: str, model: CommModel, run
             op, f"{describe_op(op)}: hint #sbp.sig<{hint.short_str()}> needs {len(op.operands)} operand "
             f"and {len(op.results)} result entries"
         )
-    required = tuple(r.type.nd_sbp for r in op.results)  # type: ignore[attr-defined]
+    out_types: list[GlobalTensorType] = [r.type for r in op.results]  # type: ignore[misc]
+    assert all(isinstance(t, GlobalTensorType) for t in out_types)
+    required = tuple(t.nd_sbp for t in out_types)
+    out_shapes = tuple(t.get_shape() for t in out_types)
     meta = OpMeta(
         rule_name, hierarchy, in_types, in_sbps,  # type: ignore[arg-type]
         # OneFlow's OrderValue is 0 whenever the conf has an entry; an all-`?` hint has none.
         constrained=any(required)
         or (hint is not None and any(isinstance(e, NdSbpAttr) for e in (*hint.inputs.data, *hint.outputs.data))),
         model=model,
+        out_shapes=out_shapes,
         run=run,
     )
     decision = decide(op, rule, meta, hint, required)
-    for r, nd in zip(op.results, decision.chosen[1], strict=True):
-        ty = r.type
-        assert isinstance(ty, GlobalTensorType)
-        if ty.nd_sbp is None:  # a result written with an SBP is one the candidates had to produce
-            _set_type(r, run.result_type(ty, nd))
+    for r, ty, shape, want, nd in zip(op.results, out_types, out_shapes, required, decision.chosen[1], strict=True):
+        if want is None:  # a result written with an SBP is one the candidates had to produce
+            _set_type(r, run.result_type(ty, nd, shape))
     op.attributes["sbp.signature"] = run.signature(decision)
     return OpRecord(op, decision, in_types, in_sbps)  # type: ignore[arg-type]
