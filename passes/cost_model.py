@@ -7,7 +7,9 @@ chosen for being cheap is cheap when planned.
   `ibn_copy_cost_1d` (1-D eager sort key), `cost_1d` and `eager_nd_cost` (ND greedy scan).
 * The α-β model (`CommModel`, DTensor's constants by default) prices one collective on one
   mesh axis; `plan_transition` finds the cheapest sequence of single-axis steps between two
-  ND-SBPs by Dijkstra over ND-SBP states. `rule=cost` and `lower-boxing` both use it.
+  ND-SBPs by Dijkstra over ND-SBP states. `rule=cost` and `lower-boxing` both use it. Steps are
+  priced by passes/step_pricing.py, which counts exactly the bytes `step_bytes_exact` (what the
+  simulator measures) counts, at a fraction of the work.
 """
 
 from __future__ import annotations
@@ -30,6 +32,17 @@ from dialects.sbp import (
     split,
 )
 from passes.boxing_semantics import COMM_KINDS, step_bytes_exact, step_kind
+from passes.step_pricing import (
+    GroupWants,
+    Layout,
+    Ranges,
+    axis_subsets,
+    elements_sent,
+    group_wants,
+    rank_ranges,
+    split_dims,
+    step_layout,
+)
 
 INT32_MAX = 2147483647.0
 INT64_MAX = 9223372036854775807.0
@@ -225,41 +238,204 @@ def make_step(
 ) -> Step:
     if kind not in COMM_KINDS:
         return Step(kind, axes, src, dst, 0.0, 0)
-    sent = step_bytes_exact(kind, src, dst, axes, shape, hierarchy, elt_bytes)
     n = math.prod(hierarchy[d] for d in axes)
+    if _exact_in_elements(elt_bytes) and len(src) == len(dst) == len(hierarchy):
+        have, want = rank_ranges(shape, src, hierarchy), rank_ranges(shape, dst, hierarchy)
+        layout = step_layout(hierarchy, axes, split_dims(src), split_dims(dst), len(shape), kind == "all_reduce")
+        total, busiest = elements_sent(kind, have, want, layout)
+        return Step(kind, axes, src, dst, step_time(kind, busiest * elt_bytes, n, model), total * elt_bytes)
+    sent = step_bytes_exact(kind, src, dst, axes, shape, hierarchy, elt_bytes)
     return Step(kind, axes, src, dst, step_time(kind, max(sent.values()), n, model), sum(sent.values()))
 
 
-_cached_step = lru_cache(maxsize=65536)(make_step)
-"""`make_step`, shared by the graphs of tensors that differ only in their partial kinds."""
+def _exact_in_elements(elt_bytes: object) -> bool:
+    """Bytes are `elt_bytes` times an element count, summed and maxed over ranks exactly as
+    `step_bytes_exact` does them, only for a positive integer size (anything else takes that path)."""
+    return isinstance(elt_bytes, int) and elt_bytes > 0
 
 
-def _axis_subsets(rank: int) -> list[tuple[int, ...]]:
-    return [c for k in range(1, rank + 1) for c in itertools.combinations(range(rank), k)]
+# The planner numbers states and caches per number, so its hot loops hash small ints, not tuples of
+# attributes. Every cache below is a module-level functools cache (the benchmark's cold runs clear
+# them all); each level is keyed by the object of the level below, so clearing any subset of them
+# never mixes the numbering of one `_Space` with another's.
 
 
-@lru_cache(maxsize=16384)
-def _steps_from(
-    state: NdSbp, shape: tuple[int, ...], elt_bytes: int, hierarchy: tuple[int, ...], model: CommModel,
+class _Space:
+    """The ND-SBP states of one tensor rank on one hierarchy, numbered on first sight."""
+
+    __slots__ = ("hierarchy", "index", "kinds", "layouts", "rank", "splits", "states")
+
+    def __init__(self, rank: int, hierarchy: tuple[int, ...]):
+        self.rank, self.hierarchy = rank, hierarchy
+        self.states: list[NdSbp] = []
+        self.splits: list[tuple[int, ...]] = []
+        """`split_dims` of each state."""
+        self.index: dict[NdSbp, int] = {}
+        self.layouts: dict[tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...], bool], Layout] = {}
+        self.kinds: dict[tuple[int, int, tuple[int, ...]], str | None] = {}
+
+    def intern(self, state: NdSbp) -> int:
+        found = self.index.get(state)
+        if found is None:
+            found = self.index[state] = len(self.states)
+            self.states.append(state)
+            self.splits.append(split_dims(state))
+        return found
+
+    def step_kind(self, sid: int, nid: int, axes: tuple[int, ...]) -> str | None:
+        """`step_kind`, shared by the graphs of every set of partial kinds."""
+        key = (sid, nid, axes)
+        found = self.kinds.get(key, "")
+        if found == "":
+            found = self.kinds[key] = step_kind(self.states[sid], self.states[nid], axes)
+        return found
+
+    def layout(self, kind: str, sid: int, nid: int, axes: tuple[int, ...]) -> Layout:
+        """`step_layout`, which depends on the states only through what they split."""
+        key = (axes, self.splits[sid], self.splits[nid], kind == "all_reduce")
+        found = self.layouts.get(key)
+        if found is None:
+            found = self.layouts[key] = step_layout(self.hierarchy, *key[:3], self.rank, key[3])
+        return found
+
+
+@lru_cache(maxsize=256)
+def _space(rank: int, hierarchy: tuple[int, ...]) -> _Space:
+    return _Space(rank, hierarchy)
+
+
+Edge = tuple[int, str, tuple[int, ...], int, tuple[int, int, tuple[int, ...]]]
+"""(next state, step kind, mesh axes, ranks per group, (state, next state, mesh axes)): the last is
+the edge's key into `_Volumes`, built once here rather than on every lookup."""
+
+
+class _Graph:
+    """The edges out of each state, in the order Dijkstra scans them. A step's kind depends on the
+    tensor's rank, never its shape, so the edges are found once and priced per shape."""
+
+    __slots__ = ("alphabet", "edges", "space", "subsets")
+
+    def __init__(self, space: _Space, kinds: frozenset[PartialAttr], merge_axes: bool):
+        self.space = space
+        self.alphabet: list[SbpAttr] = [*(split(i) for i in range(space.rank)), BROADCAST, *sorted(kinds, key=str)]
+        mesh_rank = len(space.hierarchy)
+        self.subsets = axis_subsets(mesh_rank) if merge_axes else [(d,) for d in range(mesh_rank)]
+        self.edges: dict[int, tuple[Edge, ...]] = {}
+
+    def out(self, sid: int) -> tuple[Edge, ...]:
+        found = self.edges.get(sid)
+        if found is None:
+            found = self.edges[sid] = self._find(sid)
+        return found
+
+    def _find(self, sid: int) -> tuple[Edge, ...]:
+        space = self.space
+        state = space.states[sid]
+        edges: list[Edge] = []
+        for axes in self.subsets:
+            targets = [tuple(new if d in axes else e for d, e in enumerate(state)) for new in self.alphabet]
+            if len(axes) > 1:  # a merged all-to-all may give each listed axis its own split
+                for dims in itertools.product(range(space.rank), repeat=len(axes)):
+                    chosen = dict(zip(axes, dims, strict=True))
+                    targets.append(tuple(split(chosen[d]) if d in axes else e for d, e in enumerate(state)))
+            n = math.prod(space.hierarchy[d] for d in axes)
+            for nxt in dict.fromkeys(targets):
+                nid = space.intern(nxt)
+                kind = space.step_kind(sid, nid, axes)
+                if kind is not None:
+                    edges.append((nid, kind, axes, n, (sid, nid, axes)))
+        return tuple(edges)
+
+
+@lru_cache(maxsize=1024)
+def _graph(space: _Space, kinds: frozenset[PartialAttr], merge_axes: bool) -> _Graph:
+    return _Graph(space, kinds, merge_axes)
+
+
+class _Volumes:
+    """Elements each step sends for one shape, shared by element types, models and partial kinds."""
+
+    __slots__ = ("ranges", "sent", "shape", "space", "wants")
+
+    def __init__(self, space: _Space, shape: tuple[int, ...]):
+        self.space, self.shape = space, shape
+        self.ranges: dict[int, tuple[Ranges, ...]] = {}
+        self.wants: dict[tuple[int, Layout], GroupWants] = {}
+        self.sent: dict[tuple[int, int, tuple[int, ...]], tuple[int, int]] = {}
+
+    def _ranges(self, sid: int) -> tuple[Ranges, ...]:
+        found = self.ranges.get(sid)
+        if found is None:
+            found = self.ranges[sid] = rank_ranges(self.shape, self.space.states[sid], self.space.hierarchy)
+        return found
+
+    def of(self, kind: str, key: tuple[int, int, tuple[int, ...]]) -> tuple[int, int]:
+        """(total, busiest rank) elements of the edge `key` (`Edge`); its kind is a function of it."""
+        found = self.sent.get(key)
+        if found is None:
+            sid, nid, axes = key
+            want = self._ranges(nid)
+            layout = self.space.layout(kind, sid, nid, axes)
+            wants = self.wants.get((nid, layout))
+            if wants is None and kind != "all_reduce":
+                wants = self.wants[nid, layout] = group_wants(want, layout)
+            found = self.sent[key] = elements_sent(kind, self._ranges(sid), want, layout, wants)
+        return found
+
+
+@lru_cache(maxsize=4096)
+def _volumes(space: _Space, shape: tuple[int, ...]) -> _Volumes:
+    return _Volumes(space, shape)
+
+
+PricedEdge = tuple[int, float, str, tuple[int, ...], int, int]
+"""(next state, time in µs, step kind, mesh axes, bytes sent, state): a `Step` is built only for the
+edges a returned plan takes."""
+
+
+class _Priced:
+    """A graph's edges priced for one shape, element size and model."""
+
+    __slots__ = ("edges", "elt_bytes", "fast", "graph", "model", "space", "volumes")
+
+    def __init__(self, graph: _Graph, volumes: _Volumes, elt_bytes: int, model: CommModel):
+        self.graph, self.volumes, self.elt_bytes, self.model = graph, volumes, elt_bytes, model
+        self.space = graph.space
+        self.fast = _exact_in_elements(elt_bytes)
+        self.edges: dict[int, tuple[PricedEdge, ...]] = {}
+
+    def out(self, sid: int) -> tuple[PricedEdge, ...]:
+        found = self.edges.get(sid)
+        if found is None:
+            found = self.edges[sid] = self._price(sid)
+        return found
+
+    def _price(self, sid: int) -> tuple[PricedEdge, ...]:
+        states, hierarchy, elt, model = self.space.states, self.space.hierarchy, self.elt_bytes, self.model
+        state = states[sid]
+        fast = self.fast and len(state) == len(hierarchy)
+        volumes = self.volumes
+        known = volumes.sent
+        edges: list[PricedEdge] = []
+        for nid, kind, axes, n, key in self.graph.out(sid):
+            if kind not in COMM_KINDS:
+                edges.append((nid, 0.0, kind, axes, 0, sid))
+            elif fast:
+                total, busiest = known.get(key) or volumes.of(kind, key)
+                edges.append((nid, step_time(kind, busiest * elt, n, model), kind, axes, total * elt, sid))
+            else:
+                step = make_step(kind, state, states[nid], axes, volumes.shape, elt, hierarchy, model)
+                edges.append((nid, step.time_us, kind, axes, step.bytes_sent, sid))
+        return tuple(edges)
+
+
+@lru_cache(maxsize=4096)
+def _priced(
+    shape: tuple[int, ...], elt_bytes: int, hierarchy: tuple[int, ...], model: CommModel,
     kinds: frozenset[PartialAttr], merge_axes: bool,
-) -> tuple[tuple[NdSbp, Step], ...]:
-    """The edges out of `state`, in the order Dijkstra scans them. Pricing a step counts bytes
-    rank by rank, so the edges are built once per state and shared by the searches from every
-    source over the same tensor."""
-    alphabet: list[SbpAttr] = [*(split(i) for i in range(len(shape))), BROADCAST, *sorted(kinds, key=str)]
-    subsets = _axis_subsets(len(hierarchy)) if merge_axes else [(d,) for d in range(len(hierarchy))]
-    edges: list[tuple[NdSbp, Step]] = []
-    for axes in subsets:
-        targets = [tuple(new if d in axes else e for d, e in enumerate(state)) for new in alphabet]
-        if len(axes) > 1:  # a merged all-to-all may give each listed axis its own split
-            for dims in itertools.product(range(len(shape)), repeat=len(axes)):
-                chosen = dict(zip(axes, dims, strict=True))
-                targets.append(tuple(split(chosen[d]) if d in axes else e for d, e in enumerate(state)))
-        for nxt in dict.fromkeys(targets):
-            kind = step_kind(state, nxt, axes)
-            if kind is not None:
-                edges.append((nxt, _cached_step(kind, state, nxt, axes, shape, elt_bytes, hierarchy, model)))
-    return tuple(edges)
+) -> _Priced:
+    space = _space(len(shape), hierarchy)
+    return _Priced(_graph(space, kinds, merge_axes), _volumes(space, shape), elt_bytes, model)
 
 
 class _Search:
@@ -268,32 +444,58 @@ class _Search:
     states keep the distances and predecessors a full run would give, so plans do not depend on the
     order targets are asked in."""
 
-    def __init__(
-        self, src: NdSbp, shape: tuple[int, ...], elt_bytes: int, hierarchy: tuple[int, ...],
-        model: CommModel, kinds: frozenset[PartialAttr], merge_axes: bool,
-    ):
-        self.args = (shape, elt_bytes, hierarchy, model, kinds, merge_axes)
-        self.best: dict[NdSbp, tuple[float, Step | None]] = {src: (0.0, None)}
-        self.queue: list[tuple[float, int, NdSbp]] = [(0.0, 0, src)]
-        self.counter = 1
-        self.done: set[NdSbp] = set()
+    __slots__ = ("counter", "dist", "done", "last", "priced", "queue", "src")
 
-    def settle(self, dst: NdSbp) -> dict[NdSbp, tuple[float, Step | None]]:
-        while dst not in self.done and self.queue:
-            cost, _, state = heapq.heappop(self.queue)
-            if state in self.done:
+    def __init__(self, priced: _Priced, src: int):
+        self.priced, self.src = priced, src
+        self.dist: dict[int, float] = {src: 0.0}
+        self.last: dict[int, PricedEdge] = {}
+        """The edge each reached state was last reached by."""
+        self.queue: list[tuple[float, int, int]] = [(0.0, 0, src)]
+        self.counter = 1
+        self.done: set[int] = set()
+
+    def settle(self, dst: int) -> None:
+        done, dist, last, queue, out = self.done, self.dist, self.last, self.queue, self.priced.out
+        counter = self.counter
+        inf = math.inf
+        while dst not in done and queue:
+            cost, _, state = heapq.heappop(queue)
+            if state in done:
                 continue
-            self.done.add(state)
-            for nxt, step in _steps_from(state, *self.args):
-                if nxt in self.done:
+            done.add(state)
+            for edge in out(state):
+                nxt = edge[0]
+                if nxt in done:
                     continue
                 # A tiny per-step epsilon prefers fewer steps among equal-time plans.
-                total = cost + step.time_us + 1e-9
-                if total < self.best.get(nxt, (math.inf, None))[0]:
-                    self.best[nxt] = (total, step)
-                    heapq.heappush(self.queue, (total, self.counter, nxt))
-                    self.counter += 1
-        return self.best
+                total = cost + edge[1] + 1e-9
+                if total < dist.get(nxt, inf):
+                    dist[nxt] = total
+                    last[nxt] = edge
+                    heapq.heappush(queue, (total, counter, nxt))
+                    counter += 1
+        self.counter = counter
+
+    def path(self, dst: NdSbp) -> list[PricedEdge]:
+        """The edges of the cheapest path to `dst`, first to last."""
+        target = self.priced.space.intern(dst)
+        self.settle(target)
+        edges: list[PricedEdge] = []
+        state = target
+        while state != self.src:
+            edge = self.last[state]
+            edges.append(edge)
+            state = edge[5]
+        edges.reverse()
+        return edges
+
+    def plan(self, dst: NdSbp) -> Plan:
+        states = self.priced.space.states
+        return Plan(tuple(
+            Step(kind, axes, states[before], states[nxt], time_us, sent)
+            for nxt, time_us, kind, axes, sent, before in self.path(dst)
+        ))
 
 
 @lru_cache(maxsize=4096)
@@ -301,7 +503,8 @@ def _search(
     src: NdSbp, shape: tuple[int, ...], elt_bytes: int, hierarchy: tuple[int, ...], model: CommModel,
     kinds: frozenset[PartialAttr], merge_axes: bool,
 ) -> _Search:
-    return _Search(src, shape, elt_bytes, hierarchy, model, kinds, merge_axes)
+    priced = _priced(shape, elt_bytes, hierarchy, model, kinds, merge_axes)
+    return _Search(priced, priced.space.intern(src))
 
 
 def plan_transition(
@@ -317,8 +520,17 @@ def plan_transition(
     if src == dst:
         return Plan(())
     kinds = frozenset(e for e in (*src, *dst) if isinstance(e, PartialAttr))
-    best = _search(src, shape, elt_bytes, hierarchy, model, kinds, merge_axes).settle(dst)
-    return plan_from_predecessors(best, src, dst)
+    return _search(src, shape, elt_bytes, hierarchy, model, kinds, merge_axes).plan(dst)
+
+
+def _plan_time(
+    src: NdSbp, dst: NdSbp, shape: tuple[int, ...], elt_bytes: int, hierarchy: tuple[int, ...], model: CommModel,
+) -> float:
+    """`plan_transition(...).time_us` without building the plan: the same sum in the same order."""
+    if src == dst:
+        return Plan(()).time_us
+    kinds = frozenset(e for e in (*src, *dst) if isinstance(e, PartialAttr))
+    return sum(edge[1] for edge in _search(src, shape, elt_bytes, hierarchy, model, kinds, True).path(dst))
 
 
 def plan_from_predecessors(best: dict[NdSbp, tuple[float, Step | None]], src: NdSbp, dst: NdSbp) -> Plan:
@@ -346,7 +558,7 @@ def transition_time(
     src: NdSbpAttr | NdSbp, dst: NdSbpAttr | NdSbp, shape: Sequence[int], elt_bytes: int,
     hierarchy: Sequence[int], model: CommModel = DEFAULT_MODEL,
 ) -> float:
-    return plan_transition(tuple(src), tuple(dst), tuple(shape), elt_bytes, tuple(hierarchy), model).time_us
+    return _plan_time(tuple(src), tuple(dst), tuple(shape), elt_bytes, tuple(hierarchy), model)
 
 
 def as_nd(entries: Sequence[SbpAttr]) -> NdSbpAttr:
