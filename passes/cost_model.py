@@ -108,6 +108,10 @@ def dim_reduce(
             return (BROADCAST,), (BROADCAST,), (1,)
         return tuple(src), tuple(dst), tuple(hierarchy)
     nds = (tuple(src), tuple(dst))
+    if 1 not in hierarchy and not any(
+        nds[0][d] == nds[0][d - 1] and nds[1][d] == nds[1][d - 1] for d in range(1, len(hierarchy))
+    ):
+        return nds[0], nds[1], tuple(hierarchy)  # no axis to drop or merge (the common case)
     reduced: tuple[list[SbpAttr], list[SbpAttr]] = ([], [])
     rh: list[int] = []
     holding: tuple[dict[int, set[int]], dict[int, set[int]]] = ({}, {})

@@ -283,7 +283,9 @@ class OpMeta:
             key = (id(cands), i, id(costs))
             found = run.columns.get(key)
             if found is None:
-                price = {k: costs.eager_cost(cands[j][0][i]) for k, j in table.first_of[i].items()}
+                known = costs.eager_by_index
+                price = {k: known[k] if k in known else costs.eager_cost(cands[j][0][i])
+                         for k, j in table.first_of[i].items()}
                 found = run.columns[key] = tuple(map(price.__getitem__, table.needs[i]))
             columns.append(found)
         return [sum(t) for t in zip(*columns, strict=True)]  # the inputs' costs added in order
@@ -448,13 +450,14 @@ class _InputCosts:
     """The costs of one input (shape, element size, ND-SBP on a hierarchy) towards each ND-SBP a
     candidate needs; shared by every op of a run with an equal input."""
 
-    __slots__ = ("_comm", "_eager", "_ibn", "have", "have_index", "hierarchy", "run", "ty")
+    __slots__ = ("_comm", "_ibn", "eager_by_index", "have", "have_index", "hierarchy", "run", "ty")
 
     def __init__(self, run: _Run, ty: GlobalTensorType, have: NdSbpAttr, hierarchy: tuple[int, ...]):
         self.run, self.ty, self.have, self.hierarchy = run, ty, have, hierarchy
         self.have_index = run.nd_index(have)
         self._comm: dict[int, tuple[float, ...]] = {}
-        self._eager: dict[int, float] = {}
+        self.eager_by_index: dict[int, float] = {}
+        """`eager_cost` by the needed ND-SBP's `_ND_INDEX`."""
         self._ibn: dict[int, float] = {}
 
     def has(self, need: NdSbpAttr) -> bool:
@@ -471,11 +474,11 @@ class _InputCosts:
     def eager_cost(self, need: NdSbpAttr) -> float:
         """OneFlow's eager ND copy cost from this input to `need`."""
         key = self.run.nd_index(need)
-        found = self._eager.get(key)
+        found = self.eager_by_index.get(key)
         if found is None:
             t = self.ty
             found = eager_nd_cost(tuple(self.have), tuple(need), byte_size(t), self.hierarchy, t.get_shape())
-            self._eager[key] = found
+            self.eager_by_index[key] = found
         return found
 
     def ibn_cost(self, need: NdSbpAttr) -> float:
