@@ -239,7 +239,7 @@ NOTES = """
 * This random DAG is adversarial for the memo: about half of its ops (5360 of 10000) have an op
   meta (input shapes and SBPs, op, properties) not seen before, and each such op scores its ND
   candidates (2x4 mesh, ~17 after the shape filter). A run keeps each candidate list as small
-  ints (`infer_sbp._CandidateTable`): OneFlow's kAllMatch pick (2906 of the new metas) is one
+  ints (`sbp_scoring._CandidateTable`): OneFlow's kAllMatch pick (2906 of the new metas) is one
   dict lookup; the others sum per-input cost columns, each distinct needed ND-SBP priced once.
 * What is left for rule=oneflow is spread thin: per op (≈ 30 µs/op, the *warm* figure) reading
   types, building the memo key, retyping results and setting the signature attribute; per new

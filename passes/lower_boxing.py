@@ -41,7 +41,7 @@ from dialects.sbp_ops import (
 )
 from passes.boxing_semantics import step_kind
 from passes.cost_model import NdSbp, Plan, make_step, plan_transition
-from passes.infer_sbp import element_bytes
+from passes.sbp_candidates import element_bytes
 
 COLLECTIVES: dict[str, type[Operation]] = {
     "all_gather": AllGatherOp,

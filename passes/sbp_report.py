@@ -17,7 +17,8 @@ from xdsl.dialects.builtin import ModuleOp
 from dialects.sbp import GlobalTensorType
 from dialects.sbp_ops import lookup_placement
 from passes.cost_model import plan_transition
-from passes.infer_sbp import OpRecord, element_bytes, format_nd_sig, infer_module
+from passes.infer_sbp import OpRecord, infer_module
+from passes.sbp_candidates import element_bytes, format_nd_sig
 
 RULES = ("oneflow", "cost")
 

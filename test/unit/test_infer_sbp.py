@@ -16,7 +16,8 @@ from xdsl.parser import Parser
 
 from dialects.sbp import BROADCAST, nd_sbp, partial, split
 from dialects.signatures import SbpRule
-from passes.infer_sbp import axis_list, axis_lists, infer_module, nd_candidates, nd_product, swap_with_last_filter
+from passes.infer_sbp import infer_module
+from passes.sbp_candidates import axis_list, axis_lists, nd_candidates, nd_product, swap_with_last_filter
 from tools.sbp_opt import register_dialects
 
 _CTX = Context()

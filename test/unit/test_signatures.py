@@ -21,7 +21,7 @@ from dialects.sbp import BROADCAST, nd_sbp, split
 from dialects.sharding import fits_shape, local_shape
 from dialects.signatures import SbpRule, Sig, deduplicate, reshape_keeps_order, reshape_nd_pairs, reshape_split_pairs
 from passes.boxing_semantics import assemble, distribute
-from passes.infer_sbp import axis_list, axis_lists, format_nd_sig, nd_candidates, nd_product
+from passes.sbp_candidates import axis_list, axis_lists, format_nd_sig, nd_candidates, nd_product
 from tools.sbp_opt import register_dialects
 
 _CTX = Context()

@@ -1,0 +1,452 @@
+"""Scoring and choosing among `infer-sbp`'s candidates, and the per-run caches behind it.
+
+* `select_oneflow_1d`: OneFlow's 1-D sort by (OrderValue, IbnCopyCost), earliest tie first.
+* `select_oneflow_nd`: OneFlow's greedy ND scan (kAllMatch, eager ND copy cost, 1e-7 tolerance).
+* `select_cost`: the lowest α-β time of the input boxing each candidate needs, planned by the
+  boxing planner's model.
+
+A run (`_Run`) caches per input its costs towards each needed ND-SBP (`_InputCosts`), each
+candidate list as small ints (`_CandidateTable`), placements, result types and signature
+attributes: building an attribute runs its verifier and hashing one walks its parameters, so the
+hot path keys on small ints and shape tuples. Scored candidate lists and α-β times that only the
+report reads are computed on first read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import partial
+
+from xdsl.dialects.builtin import IntegerType
+from xdsl.ir import Operation
+
+from dialects.sbp import GlobalTensorType, NdSbpAttr, PartialAttr, SignatureAttr
+from dialects.sbp_ops import PlacementOp, lookup_placement
+from dialects.sharding import fits_shape
+from dialects.signatures import NdSig, SbpRule, Sig
+from passes.cost_model import (
+    DEFAULT_MODEL,
+    FLT_MAX,
+    VALID_MAX_COPY_COST,
+    CommModel,
+    eager_nd_cost,
+    ibn_copy_cost_1d,
+    local_elements,
+    step_time,
+    transition_time,
+)
+from passes.sbp_candidates import byte_size, element_bytes
+
+# ---------------------------------------------------------------------------
+# Selection
+# ---------------------------------------------------------------------------
+
+
+class _Deferred:
+    """A modelled time given as a number or, when only the report reads it, as a function
+    computing it on first read (rule=oneflow: the choice never looks at it, and pricing means
+    planning every candidate's boxing)."""
+
+    _comm: float | Callable[[], float]
+
+    @property
+    def comm_us(self) -> float:
+        if callable(self._comm):
+            self._comm = self._comm()
+        return self._comm
+
+
+@dataclass(eq=False)
+class Candidate(_Deferred):
+    sig: NdSig
+    order_value: float = 0.0
+    oneflow_cost: float = 0.0
+    _comm: float | Callable[[], float] = 0.0
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Candidate) and (self.sig, self.order_value, self.oneflow_cost, self.comm_us) == (
+            other.sig, other.order_value, other.oneflow_cost, other.comm_us)
+
+
+@dataclass(eq=False)
+class Decision(_Deferred):
+    """The outcome for one op meta: candidates considered, the choice and why. The scored
+    candidate list may be given as a function building it on first read (only the report and
+    tests read it)."""
+
+    _candidates: list[Candidate] | Callable[[], list[Candidate]]
+    chosen: NdSig
+    reason: str
+    _comm: float | Callable[[], float]
+    _signature: SignatureAttr | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def candidates(self) -> list[Candidate]:
+        if callable(self._candidates):
+            self._candidates = self._candidates()
+        return self._candidates
+
+    def signature(self) -> SignatureAttr:
+        """The `#sbp.sig` of the choice, built once (attribute construction runs the verifier)."""
+        if self._signature is None:
+            self._signature = SignatureAttr(list(self.chosen[0]), list(self.chosen[1]))
+        return self._signature
+
+
+def input_comm_terms(
+    t: GlobalTensorType, have: NdSbpAttr, need: NdSbpAttr, hierarchy: tuple[int, ...], model: CommModel
+) -> tuple[float, ...]:
+    """The terms `OpMeta.comm_us` adds for one input, in order: its boxing time, then one
+    all-reduce per mesh axis on which it is turned partial."""
+    shape, nbytes = t.get_shape(), element_bytes(t)
+    terms = [transition_time(have, need, shape, nbytes, hierarchy, model)]
+    local = local_elements(shape, tuple(need), hierarchy) * nbytes
+    for d, (a, b) in enumerate(zip(have, need, strict=True)):
+        if isinstance(b, PartialAttr) and not isinstance(a, PartialAttr):
+            n = hierarchy[d]
+            terms.append(step_time("all_reduce", 2.0 * local * (n - 1) / n, n, model))
+    return tuple(terms)
+
+
+@dataclass
+class OpMeta:
+    rule: str
+    hierarchy: tuple[int, ...]
+    in_types: tuple[GlobalTensorType, ...]
+    in_sbps: tuple[NdSbpAttr, ...]
+    constrained: bool
+    model: CommModel = field(default=DEFAULT_MODEL)
+    out_shapes: tuple[tuple[int, ...], ...] = ()
+    run: _Run | None = field(default=None, repr=False, compare=False)
+    _inputs: list[_InputCosts] | None = field(default=None, init=False, repr=False, compare=False)
+
+    def ensure_run(self) -> _Run:
+        if self.run is None or self.run.model is not self.model:
+            self.run = _Run(self.model)
+        return self.run
+
+    def inputs(self) -> list[_InputCosts]:
+        """The cached per-input costs of the operands (shared by the ops of a run with equal inputs)."""
+        if self._inputs is None:
+            run = self.ensure_run()
+            self._inputs = [run.input_costs(t, have, self.hierarchy) for t, have in zip(
+                self.in_types, self.in_sbps, strict=True)]
+        return self._inputs
+
+    def input(self, i: int) -> _InputCosts:
+        return self.inputs()[i]
+
+    def table(self, cands: list[NdSig]) -> _CandidateTable:
+        return self.ensure_run().table(cands)
+
+    def eager_costs(self, cands: list[NdSig]) -> list[float]:
+        """Per candidate, the sum over the inputs of OneFlow's eager ND copy cost. The columns
+        (one input's cost for every candidate) are cached per run and candidate list, so ops
+        with an equal input share them; each distinct needed ND-SBP is priced once."""
+        inputs = self.inputs()
+        if not inputs:
+            return [0.0] * len(cands)
+        run = self.ensure_run()
+        table = run.table(cands)
+        columns = []
+        for i, costs in enumerate(inputs):
+            key = (id(cands), i, id(costs))
+            found = run.columns.get(key)
+            if found is None:
+                known = costs.eager_by_index
+                price = {k: known[k] if k in known else costs.eager_cost(cands[j][0][i])
+                         for k, j in table.first_of[i].items()}
+                found = run.columns[key] = tuple(map(price.__getitem__, table.needs[i]))
+            columns.append(found)
+        return [sum(t) for t in zip(*columns, strict=True)]  # the inputs' costs added in order
+
+    def comm_us_later(self, sig: NdSig) -> Callable[[], float]:
+        """`comm_us(sig)` on first call; holds the input types, not the run's caches."""
+        return partial(_priced_later, self.in_types, self.in_sbps, self.hierarchy, self.model, sig)
+
+    def comm_us(self, sig: NdSig) -> float:
+        """Modelled time of the input boxing `sig` needs.
+
+        Turning a non-partial input into a partial one is free locally but defers a reduction;
+        it is charged one all-reduce of that input on those mesh axes (DTensor forbids it).
+        """
+        total = 0.0
+        for costs, need in zip(self.inputs(), sig[0], strict=True):
+            for term in costs.comm_terms(need):  # the same additions in the same order
+                total += term
+        return total
+
+
+def _priced_later(
+    in_types: tuple[GlobalTensorType, ...], in_sbps: tuple[NdSbpAttr, ...], hierarchy: tuple[int, ...],
+    model: CommModel, sig: NdSig,
+) -> float:
+    return OpMeta("", hierarchy, in_types, in_sbps, False, model).comm_us(sig)
+
+
+def select_oneflow_1d(cands: list[NdSig], meta: OpMeta) -> Decision:
+    scored: list[Candidate] = []
+    for sig in cands:
+        order = 0.0
+        cost = 0.0
+        for costs, need in zip(meta.inputs(), sig[0], strict=True):
+            if not meta.constrained and costs.has(need):
+                order -= 10
+            cost += costs.ibn_cost(need)
+        scored.append(Candidate(sig, order, cost, meta.comm_us_later(sig)))
+    if len(scored) == 1:
+        return Decision(scored, scored[0].sig, "the only candidate left", lambda: scored[0].comm_us)
+    best = min(scored, key=lambda c: (c.order_value, c.oneflow_cost))  # min keeps the earliest tie
+    reason = f"lowest (OrderValue, IbnCopyCost) = ({best.order_value:g}, {best.oneflow_cost:g})"
+    return Decision(scored, best.sig, reason, lambda: best.comm_us)
+
+
+def select_oneflow_nd(cands: list[NdSig], meta: OpMeta) -> Decision:
+    """OneFlow's greedy scan (kAllMatch): the first candidate whose inputs all match, else the
+    lowest eager ND copy cost (ties keep the earlier one unless fewer inputs mismatch)."""
+    if len(cands) == 1:
+        sig = cands[0]
+        return Decision(_scored_nd_later(cands, meta), sig, "the only candidate left", meta.comm_us_later(sig))
+    table = meta.table(cands)
+    have = tuple(costs.have_index for costs in meta.inputs())
+    first = table.first_match.get(have)
+    if first is not None:  # the scan stops there whatever the costs before it
+        sig = cands[first]
+        return Decision(
+            _scored_nd_later(cands, meta), sig, "first candidate whose inputs all match (kAllMatch)",
+            meta.comm_us_later(sig),
+        )
+    costs = meta.eager_costs(cands)
+    ratios = table.mismatch_counts(have)
+    best = -1
+    min_cost, min_ratio = VALID_MAX_COPY_COST, 0
+    for j, (cost, ratio) in enumerate(zip(costs, ratios, strict=True)):
+        cost = min(cost, FLT_MAX)
+        if cost < min_cost * 0.9999999 or (cost <= min_cost * 1.0000001 and ratio < min_ratio):
+            best, min_cost, min_ratio = j, cost, ratio
+    if best < 0:
+        raise ValueError("can't find available sbp signature")
+    sig = cands[best]
+    return Decision(
+        _scored_nd_later(cands, meta), sig, f"lowest eager ND copy cost {min_cost:g}", meta.comm_us_later(sig)
+    )
+
+
+def _scored_nd_later(cands: list[NdSig], meta: OpMeta) -> Callable[[], list[Candidate]]:
+    """The scored ND candidates, built on first read from the input types alone (a decision is
+    memoised across runs and must not keep a run's caches alive)."""
+    return partial(_scored_nd, cands, meta.in_types, meta.in_sbps, meta.hierarchy, meta.model)
+
+
+def _scored_nd(
+    cands: list[NdSig], in_types: tuple[GlobalTensorType, ...], in_sbps: tuple[NdSbpAttr, ...],
+    hierarchy: tuple[int, ...], model: CommModel,
+) -> list[Candidate]:
+    meta = OpMeta("oneflow", hierarchy, in_types, in_sbps, False, model)
+    return [
+        Candidate(c, 0.0, min(cost, FLT_MAX), meta.comm_us_later(c))
+        for c, cost in zip(cands, meta.eager_costs(cands), strict=True)
+    ]
+
+
+def select_cost(cands: list[NdSig], meta: OpMeta) -> Decision:
+    """The lowest modelled boxing time (rounded to 1e-9 us), then the fewest mismatching inputs,
+    then the earliest candidate."""
+    table = meta.table(cands)
+    inputs = meta.inputs()
+    # Per input, its terms towards each distinct ND-SBP a candidate needs (priced once).
+    terms = [{k: costs.comm_terms(cands[j][0][i]) for k, j in table.first_of[i].items()}
+             for i, costs in enumerate(inputs)]
+    times: list[float] = []
+    for combo in zip(*table.needs, strict=True) if inputs else [()] * len(cands):
+        total = 0.0
+        for by_need, k in zip(terms, combo, strict=True):
+            for term in by_need[k]:  # the additions of `OpMeta.comm_us`, in its order
+                total += term
+        times.append(total)
+    have = tuple(costs.have_index for costs in inputs)
+    ratios = table.mismatch_counts(have) if inputs else [0] * len(cands)
+    best = min(range(len(cands)), key=lambda j: (round(times[j], 9), ratios[j]))
+    scored = [Candidate(sig, 0.0, 0.0, t) for sig, t in zip(cands, times, strict=True)]
+    return Decision(scored, cands[best], f"lowest modelled boxing time {times[best]:.3f} us", times[best])
+
+
+_ND_INDEX: dict[NdSbpAttr, int] = {}
+"""A small int per distinct ND-SBP value (the memo keys hold these, not attribute trees)."""
+
+_MODEL_INDEX: dict[CommModel, int] = {}
+
+_SIGNATURES: dict[tuple[tuple[int, ...], tuple[int, ...]], SignatureAttr] = {}
+"""One `#sbp.sig` attribute per distinct signature (by `_ND_INDEX`)."""
+
+
+class _InputCosts:
+    """The costs of one input (shape, element size, ND-SBP on a hierarchy) towards each ND-SBP a
+    candidate needs; shared by every op of a run with an equal input."""
+
+    __slots__ = ("_comm", "_ibn", "eager_by_index", "have", "have_index", "hierarchy", "run", "ty")
+
+    def __init__(self, run: _Run, ty: GlobalTensorType, have: NdSbpAttr, hierarchy: tuple[int, ...]):
+        self.run, self.ty, self.have, self.hierarchy = run, ty, have, hierarchy
+        self.have_index = run.nd_index(have)
+        self._comm: dict[int, tuple[float, ...]] = {}
+        self.eager_by_index: dict[int, float] = {}
+        """`eager_cost` by the needed ND-SBP's `_ND_INDEX`."""
+        self._ibn: dict[int, float] = {}
+
+    def has(self, need: NdSbpAttr) -> bool:
+        """`have == need`."""
+        return self.run.nd_index(need) == self.have_index
+
+    def comm_terms(self, need: NdSbpAttr) -> tuple[float, ...]:
+        key = self.run.nd_index(need)
+        found = self._comm.get(key)
+        if found is None:
+            found = self._comm[key] = input_comm_terms(self.ty, self.have, need, self.hierarchy, self.run.model)
+        return found
+
+    def eager_cost(self, need: NdSbpAttr) -> float:
+        """OneFlow's eager ND copy cost from this input to `need`."""
+        key = self.run.nd_index(need)
+        found = self.eager_by_index.get(key)
+        if found is None:
+            t = self.ty
+            found = eager_nd_cost(tuple(self.have), tuple(need), byte_size(t), self.hierarchy, t.get_shape())
+            self.eager_by_index[key] = found
+        return found
+
+    def ibn_cost(self, need: NdSbpAttr) -> float:
+        """OneFlow's 1-D IbnCopyCost from this input to `need`."""
+        key = self.run.nd_index(need)
+        found = self._ibn.get(key)
+        if found is None:
+            found = self._ibn[key] = ibn_copy_cost_1d(self.have[0], need[0], byte_size(self.ty))
+        return found
+
+
+class _CandidateTable:
+    """A candidate list as small ints: per input position, the `_ND_INDEX` each candidate needs."""
+
+    __slots__ = ("first_match", "first_of", "needs")
+
+    def __init__(self, run: _Run, cands: list[NdSig]):
+        n_ins = len(cands[0][0]) if cands else 0
+        self.needs = tuple(tuple(run.nd_index(sig[0][i]) for sig in cands) for i in range(n_ins))
+        # Per input position, a candidate needing each distinct ND-SBP (to price it once).
+        self.first_of = [{k: j for j, k in reversed(list(enumerate(column)))} for column in self.needs]
+        # The first candidate needing each combination of inputs (kAllMatch's pick).
+        self.first_match: dict[tuple[int, ...], int] = {}
+        for j, combo in enumerate(zip(*self.needs, strict=True)):
+            self.first_match.setdefault(combo, j)
+
+    def mismatch_counts(self, have: tuple[int, ...]) -> list[int]:
+        """Per candidate, how many inputs it needs in another ND-SBP than they have."""
+        counts = [0] * (len(self.needs[0]) if self.needs else 0)
+        for column, h in zip(self.needs, have, strict=True):
+            counts = [c + (k != h) for c, k in zip(counts, column, strict=True)]
+        return counts
+
+
+class _Run:
+    """The caches of one pass run. Objects cached by id are referenced here, so no id is reused."""
+
+    def __init__(self, model: CommModel):
+        self.model = model
+        self.model_index = _MODEL_INDEX.setdefault(model, len(_MODEL_INDEX))
+        self._nds: dict[int, tuple[NdSbpAttr, int]] = {}
+        self._types: dict[int, tuple[GlobalTensorType, tuple[object, ...]]] = {}
+        self._inputs: dict[tuple[object, ...], _InputCosts] = {}
+        self._placements: dict[tuple[int, str], tuple[object, PlacementOp | None, tuple[int, ...]]] = {}
+        self._rules: dict[type[Operation], SbpRule | None] = {}
+        self._results: dict[tuple[object, ...], GlobalTensorType] = {}
+        self._fits: dict[tuple[object, ...], bool] = {}
+        self._lists: list[object] = []
+        self.candidates: dict[tuple[object, ...], list[NdSig]] = {}
+        self.products: dict[tuple[object, ...], list[NdSig]] = {}
+        self.columns: dict[tuple[object, ...], tuple[float, ...]] = {}
+        self._tables: dict[int, tuple[list[NdSig], _CandidateTable]] = {}
+        self.fitting: dict[tuple[object, ...], list[NdSig]] = {}
+
+    def table(self, cands: list[NdSig]) -> _CandidateTable:
+        """The int table of a candidate list, by its id (the list is kept referenced)."""
+        found = self._tables.get(id(cands))
+        if found is None:
+            found = self._tables[id(cands)] = (cands, _CandidateTable(self, cands))
+        return found[1]
+
+    def lists_key(self, lists: list[list[Sig]]) -> tuple[object, ...]:
+        """Per-axis 1-D lists by the ids of their entries (kept referenced for the run)."""
+        self._lists.append(lists)
+        return tuple(tuple((tuple(map(id, ins)), tuple(map(id, outs))) for ins, outs in sigs) for sigs in lists)
+
+    def fits(self, nd: NdSbpAttr, shape: tuple[int, ...], hierarchy: tuple[int, ...]) -> bool:
+        """`fits_shape`, once per ND-SBP, shape and hierarchy."""
+        key = (self.nd_index(nd), shape, hierarchy)
+        found = self._fits.get(key)
+        if found is None:
+            found = self._fits[key] = fits_shape(nd, shape, hierarchy)
+        return found
+
+    def signature(self, decision: Decision) -> SignatureAttr:
+        """The decision's `#sbp.sig`, one attribute per distinct signature."""
+        if decision._signature is None:
+            ins, outs = decision.chosen
+            key = (tuple(map(self.nd_index, ins)), tuple(map(self.nd_index, outs)))
+            found = _SIGNATURES.get(key)
+            if found is None:
+                found = _SIGNATURES[key] = decision.signature()
+            decision._signature = found
+        return decision._signature
+
+    def nd_index(self, nd: NdSbpAttr) -> int:
+        found = self._nds.get(id(nd))
+        if found is None:
+            found = self._nds[id(nd)] = (nd, _ND_INDEX.setdefault(nd, len(_ND_INDEX)))
+        return found[1]
+
+    def type_key(self, ty: GlobalTensorType) -> tuple[object, ...]:
+        """(shape, element bytes, ND-SBP index or None, integer-ness): all a decision reads of an
+        input type (rules may depend on integer-ness)."""
+        found = self._types.get(id(ty))
+        if found is None:
+            nd = ty.nd_sbp
+            key = (ty.get_shape(), element_bytes(ty), None if nd is None else self.nd_index(nd),
+                   isinstance(ty.element_type, IntegerType))
+            found = self._types[id(ty)] = (ty, key)
+        return found[1]
+
+    def input_costs(self, ty: GlobalTensorType, have: NdSbpAttr, hierarchy: tuple[int, ...]) -> _InputCosts:
+        shape, nbytes, _, _ = self.type_key(ty)
+        key = (shape, nbytes, self.nd_index(have), hierarchy)
+        found = self._inputs.get(key)
+        if found is None:
+            found = self._inputs[key] = _InputCosts(self, ty, have, hierarchy)
+        return found
+
+    def placement(self, op: Operation, ty: GlobalTensorType) -> tuple[PlacementOp | None, tuple[int, ...]]:
+        """`lookup_placement(op, ty)` and its hierarchy. Ops with an SBP rule are no symbol
+        tables, so the lookup depends on the op's block only."""
+        block = op.parent
+        key = (id(block), ty.placement_name)
+        found = self._placements.get(key)
+        if found is None or block is None:
+            placement = lookup_placement(op, ty)
+            hierarchy = placement.get_hierarchy() if isinstance(placement, PlacementOp) else ()
+            found = self._placements[key] = (block, placement, hierarchy)
+        return found[1], found[2]  # type: ignore[return-value]
+
+    def rule_of(self, op: Operation) -> SbpRule | None:
+        cls = type(op)
+        if cls not in self._rules:
+            self._rules[cls] = op.get_trait(SbpRule)
+        return self._rules[cls]
+
+    def result_type(self, ty: GlobalTensorType, nd: NdSbpAttr, shape: tuple[int, ...]) -> GlobalTensorType:
+        """`ty.with_sbp(nd)` (`shape` is ty's), one object per distinct result type. Element types
+        and layouts are keyed by id: the cached type holds the objects, so no id is reused."""
+        key = (shape, id(ty.element_type), ty.placement_name, id(ty.layout), self.nd_index(nd))
+        found = self._results.get(key)
+        if found is None:
+            found = self._results[key] = ty.with_sbp(nd)
+        return found
