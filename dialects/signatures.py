@@ -69,6 +69,20 @@ class SbpRule(OpTrait, abc.ABC):
         return product
 
 
+def swap_with_last_filter(items: list[NdSig], keep) -> list[NdSig]:  # type: ignore[no-untyped-def]
+    """OneFlow removes rejected candidates by swapping in the last one (order changes).
+
+    Like OneFlow ("go down from the tail to the head"), the scan runs from the last index to
+    the first, so the element swapped in has already been kept.
+    """
+    items = list(items)
+    for i in range(len(items) - 1, -1, -1):
+        if not keep(items[i]):
+            items[i] = items[-1]
+            items.pop()
+    return items
+
+
 # ---------------------------------------------------------------------------
 # Elementwise
 # ---------------------------------------------------------------------------
@@ -465,8 +479,5 @@ class ReshapeRule(SbpRule):
                 ins = nd_sbp(*(_pair_entry(a) for a, _ in pairs))
                 outs = nd_sbp(*(_pair_entry(b) for _, b in pairs))
                 sigs.append(((ins,), (outs,)))
-        for i in range(len(sigs) - 1, -1, -1):
-            if not fits_shape(sigs[i][1][0], dst, hierarchy):
-                sigs[i] = sigs[-1]
-                sigs.pop()
+        sigs = swap_with_last_filter(sigs, lambda s: fits_shape(s[1][0], dst, hierarchy))
         return [s for s in deduplicate(sigs) if reshape_keeps_order(src, dst, s, hierarchy)]

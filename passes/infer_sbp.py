@@ -39,9 +39,9 @@ from xdsl.passes import ModulePass
 from dialects.errors import OpError
 from dialects.sbp import GlobalTensorType, NdSbpAttr, SignatureAttr
 from dialects.sbp_ops import BoxingOp, CollectiveOp, PlacementOp, ToGlobalOp, describe_op
-from dialects.signatures import NdSig, SbpRule
+from dialects.signatures import NdSig, SbpRule, swap_with_last_filter
 from passes.cost_model import DEFAULT_MODEL, CommModel
-from passes.sbp_candidates import axis_lists, contains, format_nd_sig, nd_product, swap_with_last_filter
+from passes.sbp_candidates import axis_lists, contains, format_nd_sig, nd_product
 from passes.sbp_scoring import (
     Decision,
     OpMeta,
@@ -130,11 +130,10 @@ def decide(op: Operation, rule: SbpRule, meta: OpMeta, hint: SignatureAttr | Non
                   for i, s in enumerate(shapes)]
             keep = [all(k in allowed for k, allowed in zip(combo, ok, strict=True))
                     for combo in zip(*table.needs, strict=True)] if ok else [True] * len(product)
-            if one_d or complete:
-                cands = [c for c, kept in zip(product, keep, strict=True) if kept]
-            else:
-                kept_at = {id(c): kept for c, kept in zip(product, keep, strict=True)}
-                cands = swap_with_last_filter(product, lambda c: kept_at[id(c)])
+            order = list(range(len(product)))
+            if not (one_d or complete):  # OneFlow's ND filter reorders (swap-with-last)
+                order = swap_with_last_filter(order, keep.__getitem__)  # type: ignore[arg-type]
+            cands = [product[j] for j in order if keep[j]]
             run.fitting[fitting_key] = cands
         run.candidates[candidates_key] = cands
 

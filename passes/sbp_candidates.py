@@ -91,20 +91,6 @@ def nd_product(lists: Sequence[Sequence[Sig]], n_ins: int, n_outs: int) -> list[
     return result
 
 
-def swap_with_last_filter(items: list[NdSig], keep) -> list[NdSig]:  # type: ignore[no-untyped-def]
-    """OneFlow removes rejected candidates by swapping in the last one (order changes).
-
-    Like OneFlow ("go down from the tail to the head"), the scan runs from the last index to
-    the first, so the element swapped in has already been kept.
-    """
-    items = list(items)
-    for i in range(len(items) - 1, -1, -1):
-        if not keep(items[i]):
-            items[i] = items[-1]
-            items.pop()
-    return items
-
-
 def contains(sig: NdSig, hint: SignatureAttr | None, required_outs: Sequence[NdSbpAttr | None]) -> bool:
     for cand, want in zip(sig[1], required_outs, strict=True):
         if want is not None and cand != want:

@@ -23,11 +23,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from lowering.ascendc_printer import host_source
 from lowering.host_tiling_cpp import (
     HOST_ATTRS,
     attr_index,
-    host_opdef_source,
-    host_tiling_source,
     snake_name,
     tiling_data_header,
 )
@@ -186,19 +185,8 @@ int main() {
 
 
 def _op_source(op: str) -> str:
-    return "\n".join(
-        [
-            "#include <cstdint>",
-            f'#include "{snake_name(op)}_tiling.h"',
-            '#include "register/op_def_registry.h"',
-            '#include "tiling/platform/platform_ascendc.h"',
-            "",
-            "namespace optiling {",
-            host_tiling_source(op),
-            "}  // namespace optiling",
-            host_opdef_source(op),
-        ]
-    )
+    """The host source `sbp-translate` emits (`op_host/<op>.cpp`)."""
+    return host_source(snake_name(op), op)
 
 
 def _shim_files() -> list[Path]:

@@ -15,9 +15,9 @@ from xdsl.ir import Operation
 from xdsl.parser import Parser
 
 from dialects.sbp import BROADCAST, nd_sbp, partial, split
-from dialects.signatures import SbpRule
+from dialects.signatures import SbpRule, swap_with_last_filter
 from passes.infer_sbp import infer_module
-from passes.sbp_candidates import axis_list, axis_lists, nd_candidates, nd_product, swap_with_last_filter
+from passes.sbp_candidates import axis_list, axis_lists, nd_candidates, nd_product
 from tools.sbp_opt import register_dialects
 
 _CTX = Context()

@@ -57,9 +57,14 @@ namespace shim {
 constexpr uint32_t MAX_BLOCK_COUNT = 4095;
 constexpr uint32_t MAX_BLOCK_LEN = 2097151;
 
-inline void CountCopy(uint64_t countBytes) {
+// Counts one count-form DataCopy of `count` elements and returns the bytes the hardware moves:
+// the length rounded down to whole 32-byte blocks.
+template <typename T>
+inline uint64_t CountCopy(uint32_t count) {
+  uint64_t want = static_cast<uint64_t>(count) * sizeof(T);
   ++g_counters.dataCopyCalls;
-  if (countBytes % ONE_BLK_SIZE != 0) ++g_counters.dataCopyNon32;
+  if (want % ONE_BLK_SIZE != 0) ++g_counters.dataCopyNon32;
+  return want / ONE_BLK_SIZE * ONE_BLK_SIZE;
 }
 
 template <typename T>
@@ -175,9 +180,7 @@ inline void BlockCopy(const D& dst, const S& src, const DataCopyParams& p, uint6
 // ---------------------------------------------------------------------------------------------
 template <typename T>
 __aicore__ inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const uint32_t count) {
-  uint64_t want = static_cast<uint64_t>(count) * sizeof(T);
-  shim::CountCopy(want);
-  uint64_t bytes = want / ONE_BLK_SIZE * ONE_BLK_SIZE;
+  uint64_t bytes = shim::CountCopy<T>(count);
   dst.CheckOperand("DataCopy(GM->UB)", "UB destination", 0);
   if (bytes == 0) return;
   shim::CheckUbRange(dst, bytes, "DataCopy(GM->UB)");
@@ -188,9 +191,7 @@ __aicore__ inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>
 
 template <typename T>
 __aicore__ inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const uint32_t count) {
-  uint64_t want = static_cast<uint64_t>(count) * sizeof(T);
-  shim::CountCopy(want);
-  uint64_t bytes = want / ONE_BLK_SIZE * ONE_BLK_SIZE;
+  uint64_t bytes = shim::CountCopy<T>(count);
   src.CheckOperand("DataCopy(UB->GM)", "UB source", 0);
   if (bytes == 0) return;
   shim::CheckUbRange(src, bytes, "DataCopy(UB->GM)");
@@ -201,9 +202,7 @@ __aicore__ inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>
 
 template <typename T>
 __aicore__ inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint32_t count) {
-  uint64_t want = static_cast<uint64_t>(count) * sizeof(T);
-  shim::CountCopy(want);
-  uint64_t bytes = want / ONE_BLK_SIZE * ONE_BLK_SIZE;
+  uint64_t bytes = shim::CountCopy<T>(count);
   dst.CheckOperand("DataCopy(UB->UB)", "UB destination", 0);
   src.CheckOperand("DataCopy(UB->UB)", "UB source", 0);
   if (bytes == 0) return;
