@@ -17,7 +17,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -72,19 +72,39 @@ def penalty_partial_consumer(size: float, producer_n: int, consumer_n: int) -> f
     return 4.0 * size * (producer_n + consumer_n)
 
 
-def cost_1d(producer: SbpAttr, consumer: SbpAttr, size: float, n: int) -> float:
-    """ComputCopyCostBetweenTwoSbpParallel on the same devices (eager)."""
+Pricer = Callable[[float], float]
+"""A copy cost as a function of the tensor's byte size (the SBPs and mesh fixed)."""
+
+
+def _zero(size: float) -> float:
+    return 0.0
+
+
+def _one(size: float) -> float:
+    return 1.0
+
+
+def _size(size: float) -> float:
+    return size
+
+
+def cost_1d_pricer(producer: SbpAttr, consumer: SbpAttr, n: int) -> Pricer:
+    """ComputCopyCostBetweenTwoSbpParallel on the same devices (eager), as a function of size."""
     if producer == consumer:
-        return 0.0
+        return _zero
     if isinstance(consumer, PartialAttr):
-        return penalty_partial_consumer(size, n, n)
+        return lambda size: penalty_partial_consumer(size, n, n)
     if isinstance(producer, BroadcastAttr):
-        return 1.0
+        return _one
     if isinstance(consumer, SplitAttr) and isinstance(producer, SplitAttr):
-        return size * (n - 1) / n
+        return lambda size: size * (n - 1) / n
     if isinstance(consumer, SplitAttr) or isinstance(producer, SplitAttr):
-        return size * (n - 1)  # P->S, S->B
-    return 2.0 * size * (n - 1)  # P->B
+        return lambda size: size * (n - 1)  # P->S, S->B
+    return lambda size: 2.0 * size * (n - 1)  # P->B
+
+
+def cost_1d(producer: SbpAttr, consumer: SbpAttr, size: float, n: int) -> float:
+    return cost_1d_pricer(producer, consumer, n)(size)
 
 
 def _can_merge_split(extent: int, merged: int) -> bool:
@@ -154,30 +174,54 @@ def dim_reduce(
     return tuple(reduced[0]), tuple(reduced[1]), tuple(rh)
 
 
-def eager_nd_cost(src: NdSbp, dst: NdSbp, size: float, hierarchy: Sequence[int], shape: Sequence[int]) -> float:
-    """ComputeEagerCopyCostBetweenNdSbp for producer and consumer on the same placement."""
+def eager_nd_pricer(src: NdSbp, dst: NdSbp, hierarchy: Sequence[int], shape: Sequence[int]) -> Pricer:
+    """ComputeEagerCopyCostBetweenNdSbp for producer and consumer on the same placement, as a
+    function of the tensor's byte size: the terms are summed in OneFlow's order, so the price is
+    bit for bit `eager_nd_cost`'s. The shape matters only where `eager_reads_shape` says so."""
     rs, rd, rh = dim_reduce(src, dst, hierarchy, shape)
     if rs == rd:
-        return 0.0
+        return _zero
     total_n = math.prod(hierarchy)
     if len(rh) == 1:
-        return cost_1d(rs[0], rd[0], size, rh[0])
-    total = 1.0
+        return cost_1d_pricer(rs[0], rd[0], rh[0])
+    terms: list[Pricer] = []
     normal = True
     for i, (a, b) in enumerate(zip(rs, rd, strict=True)):
         # OneFlow prices every axis with the total device count (its own comment admits the
         # resulting (B,S0)->(S0,S0) = 0 bug); reproduced as is.
-        total += cost_1d(a, b, size, total_n)
+        terms.append(cost_1d_pricer(a, b, total_n))
         if isinstance(b, PartialAttr) and a != b:
-            total += penalty_partial_consumer(size, total_n, total_n)
+            terms.append(lambda size: penalty_partial_consumer(size, total_n, total_n))
         if normal and isinstance(a, SplitAttr) and a == b:
             for j in range(i):
                 if rs[j] != rd[j] and (rs[j] == a or rd[j] == a):
                     normal = False
                     break
     if not normal:
-        total += size
-    return total
+        terms.append(_size)
+
+    def price(size: float) -> float:
+        total = 1.0
+        for term in terms:
+            total += term(size)
+        return total
+
+    return price
+
+
+def eager_reads_shape(src: NdSbp, dst: NdSbp) -> bool:
+    """Whether `eager_nd_pricer` may read the shape: only when `dim_reduce` may merge mesh axes
+    split along one tensor axis, i.e. two axes repeat their entries in both ND-SBPs and one of
+    them splits (size-1 axes in between are dropped, so any two axes count)."""
+    return any(
+        src[i] == src[j] and dst[i] == dst[j] and (isinstance(src[i], SplitAttr) or isinstance(dst[i], SplitAttr))
+        for i in range(len(src)) for j in range(i + 1, len(src))
+    )
+
+
+def eager_nd_cost(src: NdSbp, dst: NdSbp, size: float, hierarchy: Sequence[int], shape: Sequence[int]) -> float:
+    """ComputeEagerCopyCostBetweenNdSbp for producer and consumer on the same placement."""
+    return eager_nd_pricer(src, dst, hierarchy, shape)(size)
 
 
 # ---------------------------------------------------------------------------

@@ -27,12 +27,14 @@ rule=oneflow the α-β time of a candidate only feeds the report, so it is compu
 from __future__ import annotations
 
 import gc
+import itertools
+import operator
 from dataclasses import dataclass
 from functools import cached_property
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import DenseArrayBase, FloatAttr, IntegerAttr, ModuleOp, UnitAttr
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 
@@ -83,27 +85,26 @@ _MEMO: dict[tuple[object, ...], Decision] = {}
 """Decisions per op meta, kept across runs (OneFlow's GlobalTensorInferCache)."""
 
 
+def _property_key(attr: Attribute) -> object:
+    """A property as plain Python values: hashing and comparing an attribute walks its parameters."""
+    if isinstance(attr, DenseArrayBase):
+        return tuple(attr.get_values())
+    if isinstance(attr, IntegerAttr | FloatAttr):
+        return (attr.value.data, attr.type)
+    if isinstance(attr, UnitAttr):
+        return True
+    return attr
+
+
 def _op_key(op: Operation, out_shapes: tuple[tuple[int, ...], ...]) -> tuple[object, ...]:
     """What an op's candidate list depends on besides its input shapes."""
-    props = tuple(sorted(op.properties.items())) if op.properties else ()
+    props = tuple(sorted((k, _property_key(v)) for k, v in op.properties.items())) if op.properties else ()
     return (op.name, props, out_shapes)
 
 
-def _memo_key(op: Operation, meta: OpMeta, hint: Attribute | None,
-              required: tuple[NdSbpAttr | None, ...]) -> tuple[object, ...]:
-    """Everything the decision depends on: the op, each input's `type_key` (its ND-SBP included),
-    the mesh, the hint and required result SBPs, the rule and the cost model."""
-    run = meta.ensure_run()
-    ins = tuple(map(run.type_key, meta.in_types))
-    outs = tuple(None if r is None else run.nd_index(r) for r in required) if any(required) else ()
-    return (_op_key(op, meta.out_shapes), ins, meta.hierarchy, hint, outs, meta.rule, run.model_index)
-
-
 def decide(op: Operation, rule: SbpRule, meta: OpMeta, hint: SignatureAttr | None,
-           required: tuple[NdSbpAttr | None, ...]) -> Decision:
-    key = _memo_key(op, meta, hint, required)
-    if (found := _MEMO.get(key)) is not None:
-        return found
+           required: tuple[NdSbpAttr | None, ...], key: tuple[object, ...]) -> Decision:
+    """The decision for an op meta not in the memo; `key` is its memo key (see `infer_op`)."""
     run = meta.ensure_run()
     complete = meta.rule == "cost"
     one_d = len(meta.hierarchy) == 1
@@ -126,14 +127,19 @@ def decide(op: Operation, rule: SbpRule, meta: OpMeta, hint: SignatureAttr | Non
                 product = rule.nd_signatures(op, meta.hierarchy, product)
             # Storage4NdSbp on the inputs, decided once per input position and distinct ND-SBP.
             table = run.table(product)
-            ok = [{k for k, j in table.first_of[i].items() if run.fits(product[j][0][i], s, meta.hierarchy)}
-                  for i, s in enumerate(shapes)]
-            keep = [all(k in allowed for k, allowed in zip(combo, ok, strict=True))
-                    for combo in zip(*table.needs, strict=True)] if ok else [True] * len(product)
-            order = list(range(len(product)))
-            if not (one_d or complete):  # OneFlow's ND filter reorders (swap-with-last)
-                order = swap_with_last_filter(order, keep.__getitem__)  # type: ignore[arg-type]
-            cands = [product[j] for j in order if keep[j]]
+            keep: list[bool] | None = None
+            for i, shape in enumerate(shapes):
+                first_of = table.first_of[i]
+                allowed = {k for k, j in first_of.items() if run.fits(product[j][0][i], shape, meta.hierarchy)}
+                if len(allowed) < len(first_of):
+                    fit = list(map(allowed.__contains__, table.needs[i]))
+                    keep = fit if keep is None else list(map(operator.and_, keep, fit))
+            if keep is None:
+                cands = product
+            elif one_d or complete:
+                cands = list(itertools.compress(product, keep))
+            else:  # OneFlow's ND filter reorders (swap-with-last)
+                cands = [product[j] for j in swap_with_last_filter(range(len(product)), keep.__getitem__)]
             run.fitting[fitting_key] = cands
         run.candidates[candidates_key] = cands
 
@@ -223,11 +229,11 @@ def infer_function(f: func.FuncOp, rule: str, model: CommModel, run: _Run | None
             )
     records: list[OpRecord] = []
     for op in list(f.body.walk()):
-        if op is f or not any(isinstance(v.type, GlobalTensorType) for v in (*op.operands, *op.results)):
-            continue
         found = run.rule_of(op)
         if found is not None:
             records.append(infer_op(op, found, rule, model, run))
+            continue
+        if op is f or not any(isinstance(v.type, GlobalTensorType) for v in (*op.operands, *op.results)):
             continue
         if isinstance(op, ToGlobalOp | BoxingOp | CollectiveOp):
             _check_explicit(op)
@@ -254,40 +260,55 @@ def _check_explicit(op: Operation) -> None:
 def infer_op(op: Operation, rule: SbpRule, rule_name: str, model: CommModel, run: _Run | None = None) -> OpRecord:
     if run is None or run.model is not model:
         run = _Run(model)
-    in_types = tuple(v.type for v in op.operands)
-    assert all(isinstance(t, GlobalTensorType) for t in in_types)
+    in_types = tuple([v.type for v in op.operands])
+    infos = [run.type_info(t) for t in in_types]
     placement, hierarchy = run.placement(op, in_types[0])  # type: ignore[arg-type]
     assert isinstance(placement, PlacementOp)
-    first = in_types[0].placement  # type: ignore[attr-defined]
-    if any(t.placement is not first and t.placement != first for t in in_types):  # type: ignore[attr-defined]
+    first = infos[0].placement
+    if any(info.placement != first for info in infos):
         raise OpError(op, f"{describe_op(op)}: operands are on different placements")
-    in_sbps = tuple(t.nd_sbp for t in in_types)  # type: ignore[attr-defined]
-    if any(nd is None for nd in in_sbps):
+    in_sbps = tuple([info.nd_sbp for info in infos])
+    if None in in_sbps:
         in_sbps = tuple(_sbp_of(op, v, i) for i, v in enumerate(op.operands))  # raises for the first
     hint = op.attributes.get("sbp.hint")
-    if hint is not None and not isinstance(hint, SignatureAttr):
+    if hint is not None:
+        _check_hint(op, hint)
+    out_types: list[GlobalTensorType] = [r.type for r in op.results]  # type: ignore[misc]
+    out_infos = [run.type_info(t) for t in out_types]
+    required = tuple([info.nd_sbp for info in out_infos])
+    out_shapes = tuple([info.key[0] for info in out_infos])
+    constrained = any(required)
+    # Everything the decision depends on: the op, each input's type key (ND-SBP included), the
+    # mesh, the hint and required result SBPs, the rule and the cost model.
+    key = (
+        _op_key(op, out_shapes), tuple([info.key for info in infos]), hierarchy, hint,
+        tuple([None if r is None else run.nd_index(r) for r in required]) if constrained else (),
+        rule_name, run.model_index,
+    )
+    decision = _MEMO.get(key)
+    if decision is None:
+        meta = OpMeta(
+            rule_name, hierarchy, in_types, in_sbps,  # type: ignore[arg-type]
+            # OneFlow's OrderValue is 0 whenever the conf has an entry; an all-`?` hint has none.
+            constrained=constrained
+            or (hint is not None and any(isinstance(e, NdSbpAttr) for e in (*hint.inputs.data, *hint.outputs.data))),
+            model=model,
+            out_shapes=out_shapes,
+            run=run,
+        )
+        decision = decide(op, rule, meta, hint, required, key)  # type: ignore[arg-type]
+    for r, ty, want, nd in zip(op.results, out_types, required, decision.chosen[1], strict=True):
+        if want is None:  # a result written with an SBP is one the candidates had to produce
+            _set_type(r, run.result_type(ty, nd))
+    op.attributes["sbp.signature"] = run.signature(decision)
+    return OpRecord(op, decision, in_types, in_sbps)  # type: ignore[arg-type]
+
+
+def _check_hint(op: Operation, hint: Attribute) -> None:
+    if not isinstance(hint, SignatureAttr):
         raise OpError(op, f"{describe_op(op)}: sbp.hint must be a #sbp.sig<...>")
-    if hint is not None and (len(hint.inputs.data) != len(op.operands) or len(hint.outputs.data) != len(op.results)):
+    if len(hint.inputs.data) != len(op.operands) or len(hint.outputs.data) != len(op.results):
         raise OpError(
             op, f"{describe_op(op)}: hint #sbp.sig<{hint.short_str()}> needs {len(op.operands)} operand "
             f"and {len(op.results)} result entries"
         )
-    out_types: list[GlobalTensorType] = [r.type for r in op.results]  # type: ignore[misc]
-    assert all(isinstance(t, GlobalTensorType) for t in out_types)
-    required = tuple(t.nd_sbp for t in out_types)
-    out_shapes = tuple(t.get_shape() for t in out_types)
-    meta = OpMeta(
-        rule_name, hierarchy, in_types, in_sbps,  # type: ignore[arg-type]
-        # OneFlow's OrderValue is 0 whenever the conf has an entry; an all-`?` hint has none.
-        constrained=any(required)
-        or (hint is not None and any(isinstance(e, NdSbpAttr) for e in (*hint.inputs.data, *hint.outputs.data))),
-        model=model,
-        out_shapes=out_shapes,
-        run=run,
-    )
-    decision = decide(op, rule, meta, hint, required)
-    for r, ty, shape, want, nd in zip(op.results, out_types, out_shapes, required, decision.chosen[1], strict=True):
-        if want is None:  # a result written with an SBP is one the candidates had to produce
-            _set_type(r, run.result_type(ty, nd, shape))
-    op.attributes["sbp.signature"] = run.signature(decision)
-    return OpRecord(op, decision, in_types, in_sbps)  # type: ignore[arg-type]

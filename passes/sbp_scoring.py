@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
+from itertools import chain
 
 from xdsl.dialects.builtin import IntegerType
 from xdsl.ir import Operation
@@ -30,7 +31,9 @@ from passes.cost_model import (
     FLT_MAX,
     VALID_MAX_COPY_COST,
     CommModel,
-    eager_nd_cost,
+    Pricer,
+    eager_nd_pricer,
+    eager_reads_shape,
     ibn_copy_cost_1d,
     local_elements,
     step_time,
@@ -285,7 +288,7 @@ class _InputCosts:
     """The costs of one input (shape, element size, ND-SBP on a hierarchy) towards each ND-SBP a
     candidate needs; shared by every op of a run with an equal input."""
 
-    __slots__ = ("_comm", "_ibn", "eager_by_index", "have", "have_index", "hierarchy", "run", "ty")
+    __slots__ = ("_comm", "_ibn", "eager_by_index", "have", "have_index", "hierarchy", "run", "size", "ty")
 
     def __init__(self, run: _Run, ty: GlobalTensorType, have: NdSbpAttr, hierarchy: tuple[int, ...]):
         self.run, self.ty, self.have, self.hierarchy = run, ty, have, hierarchy
@@ -294,6 +297,7 @@ class _InputCosts:
         self.eager_by_index: dict[int, float] = {}
         """`eager_cost` by the needed ND-SBP's `_ND_INDEX`."""
         self._ibn: dict[int, float] = {}
+        self.size: float | None = None
 
     def has(self, need: NdSbpAttr) -> bool:
         """`have == need`."""
@@ -311,9 +315,10 @@ class _InputCosts:
         key = self.run.nd_index(need)
         found = self.eager_by_index.get(key)
         if found is None:
-            t = self.ty
-            found = eager_nd_cost(tuple(self.have), tuple(need), byte_size(t), self.hierarchy, t.get_shape())
-            self.eager_by_index[key] = found
+            if self.size is None:
+                self.size = byte_size(self.ty)
+            pricer = self.run.eager_pricer(self.have, self.have_index, need, key, self.hierarchy, self.ty)
+            found = self.eager_by_index[key] = pricer(self.size)
         return found
 
     def ibn_cost(self, need: NdSbpAttr) -> float:
@@ -355,7 +360,7 @@ class _Run:
         self.model = model
         self.model_index = _MODEL_INDEX.setdefault(model, len(_MODEL_INDEX))
         self._nds: dict[int, tuple[NdSbpAttr, int]] = {}
-        self._types: dict[int, tuple[GlobalTensorType, tuple[object, ...]]] = {}
+        self._types: dict[int, _TypeInfo] = {}
         self._inputs: dict[tuple[object, ...], _InputCosts] = {}
         self._placements: dict[tuple[int, str], tuple[object, PlacementOp | None, tuple[int, ...]]] = {}
         self._rules: dict[type[Operation], SbpRule | None] = {}
@@ -367,6 +372,7 @@ class _Run:
         self.columns: dict[tuple[object, ...], tuple[float, ...]] = {}
         self._tables: dict[int, tuple[list[NdSig], _CandidateTable]] = {}
         self.fitting: dict[tuple[object, ...], list[NdSig]] = {}
+        self._eager: dict[tuple[object, ...], Pricer | dict[tuple[int, ...], Pricer]] = {}
 
     def table(self, cands: list[NdSig]) -> _CandidateTable:
         """The int table of a candidate list, by its id (the list is kept referenced)."""
@@ -375,10 +381,28 @@ class _Run:
             found = self._tables[id(cands)] = (cands, _CandidateTable(self, cands))
         return found[1]
 
+    def eager_pricer(self, have: NdSbpAttr, have_index: int, need: NdSbpAttr, need_index: int,
+                     hierarchy: tuple[int, ...], ty: GlobalTensorType) -> Pricer:
+        """`eager_nd_pricer` of a transition, shared by every input size (and shape, unless it
+        matters: `eager_reads_shape`)."""
+        key = (have_index, need_index, hierarchy)
+        found = self._eager.get(key)
+        if found is None:
+            src, dst = tuple(have), tuple(need)
+            found = self._eager[key] = {} if eager_reads_shape(src, dst) else eager_nd_pricer(src, dst, hierarchy, ())
+        if isinstance(found, dict):
+            shape = self.type_info(ty).key[0]
+            by_shape = found.get(shape)
+            if by_shape is None:
+                by_shape = found[shape] = eager_nd_pricer(tuple(have), tuple(need), hierarchy, shape)
+            return by_shape
+        return found
+
     def lists_key(self, lists: list[list[Sig]]) -> tuple[object, ...]:
         """Per-axis 1-D lists by the ids of their entries (kept referenced for the run)."""
         self._lists.append(lists)
-        return tuple(tuple((tuple(map(id, ins)), tuple(map(id, outs))) for ins, outs in sigs) for sigs in lists)
+        sides = tuple(chain.from_iterable(chain.from_iterable(lists)))  # (ins, outs) of every signature
+        return (tuple(map(len, lists)), tuple(map(len, sides)), tuple(map(id, chain.from_iterable(sides))))
 
     def fits(self, nd: NdSbpAttr, shape: tuple[int, ...], hierarchy: tuple[int, ...]) -> bool:
         """`fits_shape`, once per ND-SBP, shape and hierarchy."""
@@ -405,16 +429,17 @@ class _Run:
             found = self._nds[id(nd)] = (nd, _ND_INDEX.setdefault(nd, len(_ND_INDEX)))
         return found[1]
 
-    def type_key(self, ty: GlobalTensorType) -> tuple[object, ...]:
-        """(shape, element bytes, ND-SBP index or None, integer-ness): all a decision reads of an
-        input type (rules may depend on integer-ness)."""
+    def type_info(self, ty: GlobalTensorType) -> _TypeInfo:
+        """What a decision reads of a type, once per type object (inferred ops share their result
+        types: see `result_type`)."""
         found = self._types.get(id(ty))
         if found is None:
-            nd = ty.nd_sbp
-            key = (ty.get_shape(), element_bytes(ty), None if nd is None else self.nd_index(nd),
-                   isinstance(ty.element_type, IntegerType))
-            found = self._types[id(ty)] = (ty, key)
-        return found[1]
+            assert isinstance(ty, GlobalTensorType)
+            found = self._types[id(ty)] = _TypeInfo(self, ty)
+        return found
+
+    def type_key(self, ty: GlobalTensorType) -> tuple[object, ...]:
+        return self.type_info(ty).key
 
     def input_costs(self, ty: GlobalTensorType, have: NdSbpAttr, hierarchy: tuple[int, ...]) -> _InputCosts:
         shape, nbytes, _, _ = self.type_key(ty)
@@ -442,11 +467,29 @@ class _Run:
             self._rules[cls] = op.get_trait(SbpRule)
         return self._rules[cls]
 
-    def result_type(self, ty: GlobalTensorType, nd: NdSbpAttr, shape: tuple[int, ...]) -> GlobalTensorType:
-        """`ty.with_sbp(nd)` (`shape` is ty's), one object per distinct result type. Element types
-        and layouts are keyed by id: the cached type holds the objects, so no id is reused."""
-        key = (shape, id(ty.element_type), ty.placement_name, id(ty.layout), self.nd_index(nd))
+    def result_type(self, ty: GlobalTensorType, nd: NdSbpAttr) -> GlobalTensorType:
+        """`ty.with_sbp(nd)`, one object per distinct result type."""
+        key = (self.type_info(ty).base, self.nd_index(nd))
         found = self._results.get(key)
         if found is None:
             found = self._results[key] = ty.with_sbp(nd)
         return found
+
+
+class _TypeInfo:
+    """One type as plain values. `key`: (shape, element bytes, ND-SBP index or None,
+    integer-ness), all a decision reads of an input type (rules may depend on integer-ness);
+    `base`: the type without its ND-SBP. Element types and layouts are keyed by id: the run
+    holds the type, so no id is reused."""
+
+    __slots__ = ("base", "key", "nd_sbp", "placement", "ty")
+
+    def __init__(self, run: _Run, ty: GlobalTensorType):
+        self.ty = ty
+        nd = self.nd_sbp = ty.nd_sbp
+        shape = ty.get_shape()
+        ref = ty.placement
+        self.placement = (ref.root_reference.data, tuple(r.data for r in ref.nested_references.data))
+        self.key = (shape, element_bytes(ty), None if nd is None else run.nd_index(nd),
+                    isinstance(ty.element_type, IntegerType))
+        self.base = (shape, id(ty.element_type), self.placement, id(ty.layout))
