@@ -293,7 +293,7 @@ class GlobalTensorType(ParametrizedAttribute, TypeAttribute):
 
     # -- accessors ---------------------------------------------------------
     def get_shape(self) -> tuple[int, ...]:
-        return tuple(d.data for d in self.shape.data)
+        return tuple([d.data for d in self.shape.data])
 
     @property
     def rank(self) -> int:

@@ -29,6 +29,7 @@ from __future__ import annotations
 import gc
 import itertools
 import operator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -85,20 +86,24 @@ _MEMO: dict[tuple[object, ...], Decision] = {}
 """Decisions per op meta, kept across runs (OneFlow's GlobalTensorInferCache)."""
 
 
+_PROPERTY_KEYS: dict[type[Attribute], Callable[[Attribute], object]] = {
+    DenseArrayBase: lambda a: tuple(a.get_values()),  # type: ignore[attr-defined]
+    IntegerAttr: lambda a: (a.value.data, a.type),  # type: ignore[attr-defined]
+    FloatAttr: lambda a: (a.value.data, a.type),  # type: ignore[attr-defined]
+    UnitAttr: lambda a: True,
+}
+"""Properties as plain Python values: hashing and comparing an attribute walks its parameters
+(keyed by exact class: an isinstance check against an attribute class goes through ABCMeta)."""
+
+
 def _property_key(attr: Attribute) -> object:
-    """A property as plain Python values: hashing and comparing an attribute walks its parameters."""
-    if isinstance(attr, DenseArrayBase):
-        return tuple(attr.get_values())
-    if isinstance(attr, IntegerAttr | FloatAttr):
-        return (attr.value.data, attr.type)
-    if isinstance(attr, UnitAttr):
-        return True
-    return attr
+    to_key = _PROPERTY_KEYS.get(type(attr))
+    return attr if to_key is None else to_key(attr)
 
 
 def _op_key(op: Operation, out_shapes: tuple[tuple[int, ...], ...]) -> tuple[object, ...]:
     """What an op's candidate list depends on besides its input shapes."""
-    props = tuple(sorted((k, _property_key(v)) for k, v in op.properties.items())) if op.properties else ()
+    props = tuple(sorted([(k, _property_key(v)) for k, v in op.properties.items()])) if op.properties else ()
     return (op.name, props, out_shapes)
 
 
@@ -109,7 +114,7 @@ def decide(op: Operation, rule: SbpRule, meta: OpMeta, hint: SignatureAttr | Non
     complete = meta.rule == "cost"
     one_d = len(meta.hierarchy) == 1
     shapes = tuple(k[0] for k in key[1])  # type: ignore[attr-defined]
-    candidates_key = (key[0], tuple(k[3] for k in key[1]), shapes, meta.hierarchy, complete)  # type: ignore[attr-defined]
+    candidates_key = (key[0], tuple(k[2] for k in key[1]), shapes, meta.hierarchy, complete)  # type: ignore[attr-defined]
     cands = run.candidates.get(candidates_key)
     if cands is None:
         # Ops whose rules give the same per-axis lists (equal up to, say, a scalar) share the
@@ -201,13 +206,24 @@ def infer_module(module: ModuleOp, rule: str, model: CommModel = DEFAULT_MODEL) 
     collecting = gc.isenabled()
     gc.disable()
     try:
-        for f in module.walk():
-            if isinstance(f, func.FuncOp) and not f.is_declaration:
-                records += infer_function(f, rule, model, run)
+        for f in _functions(module):
+            records += infer_function(f, rule, model, run)
     finally:
         if collecting:
             gc.enable()
     return records
+
+
+def _functions(op: Operation) -> Iterator[func.FuncOp]:
+    """The function definitions under `op`, without walking into their bodies."""
+    for region in op.regions:
+        for block in region.blocks:
+            for child in block.ops:
+                if isinstance(child, func.FuncOp):
+                    if not child.is_declaration:
+                        yield child
+                elif child.regions:
+                    yield from _functions(child)
 
 
 def _sbp_of(op: Operation, value: SSAValue, index: int) -> NdSbpAttr:
@@ -274,9 +290,8 @@ def infer_op(op: Operation, rule: SbpRule, rule_name: str, model: CommModel, run
     if hint is not None:
         _check_hint(op, hint)
     out_types: list[GlobalTensorType] = [r.type for r in op.results]  # type: ignore[misc]
-    out_infos = [run.type_info(t) for t in out_types]
-    required = tuple([info.nd_sbp for info in out_infos])
-    out_shapes = tuple([info.key[0] for info in out_infos])
+    required = tuple([t.nd_sbp for t in out_types])
+    out_shapes = tuple([t.get_shape() for t in out_types])
     constrained = any(required)
     # Everything the decision depends on: the op, each input's type key (ND-SBP included), the
     # mesh, the hint and required result SBPs, the rule and the cost model.
@@ -297,9 +312,9 @@ def infer_op(op: Operation, rule: SbpRule, rule_name: str, model: CommModel, run
             run=run,
         )
         decision = decide(op, rule, meta, hint, required, key)  # type: ignore[arg-type]
-    for r, ty, want, nd in zip(op.results, out_types, required, decision.chosen[1], strict=True):
+    for r, ty, shape, want, nd in zip(op.results, out_types, out_shapes, required, decision.chosen[1], strict=True):
         if want is None:  # a result written with an SBP is one the candidates had to produce
-            _set_type(r, run.result_type(ty, nd))
+            _set_type(r, run.result_type(ty, nd, shape))
     op.attributes["sbp.signature"] = run.signature(decision)
     return OpRecord(op, decision, in_types, in_sbps)  # type: ignore[arg-type]
 

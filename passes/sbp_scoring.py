@@ -158,11 +158,12 @@ class OpMeta:
             found = run.columns.get(key)
             if found is None:
                 known = costs.eager_by_index
-                price = {k: known[k] if k in known else costs.eager_cost(cands[j][0][i])
-                         for k, j in table.first_of[i].items()}
-                found = run.columns[key] = tuple(map(price.__getitem__, table.needs[i]))
+                for k, j in table.first_of[i].items():
+                    if k not in known:
+                        costs.eager_cost(cands[j][0][i])
+                found = run.columns[key] = tuple(map(known.__getitem__, table.needs[i]))
             columns.append(found)
-        return [sum(t) for t in zip(*columns, strict=True)]  # the inputs' costs added in order
+        return list(map(sum, zip(*columns, strict=True)))  # the inputs' costs added in order
 
     def comm_us_later(self, sig: NdSig) -> Callable[[], float]:
         """`comm_us(sig)` on first call; holds the input types, not the run's caches."""
@@ -212,7 +213,7 @@ def select_oneflow_nd(cands: list[NdSig], meta: OpMeta) -> Decision:
         sig = cands[0]
         return Decision(_scored_nd_later(cands, meta), sig, "the only candidate left", meta.comm_us_later(sig))
     table = meta.table(cands)
-    have = tuple(costs.have_index for costs in meta.inputs())
+    have = tuple([costs.have_index for costs in meta.inputs()])
     first = table.first_match.get(have)
     if first is not None:  # the scan stops there whatever the costs before it
         sig = cands[first]
@@ -220,13 +221,15 @@ def select_oneflow_nd(cands: list[NdSig], meta: OpMeta) -> Decision:
             _scored_nd_later(cands, meta), sig, "first candidate whose inputs all match (kAllMatch)",
             meta.comm_us_later(sig),
         )
-    costs = meta.eager_costs(cands)
-    ratios = table.mismatch_counts(have)
     best = -1
     min_cost, min_ratio = VALID_MAX_COPY_COST, 0
-    for j, (cost, ratio) in enumerate(zip(costs, ratios, strict=True)):
-        cost = min(cost, FLT_MAX)
-        if cost < min_cost * 0.9999999 or (cost <= min_cost * 1.0000001 and ratio < min_ratio):
+    for j, cost in enumerate(meta.eager_costs(cands)):
+        if cost > FLT_MAX:
+            cost = FLT_MAX
+        # The mismatch count only breaks near-ties, so it is counted only then.
+        if cost < min_cost * 0.9999999:
+            best, min_cost, min_ratio = j, cost, table.mismatches(j, have)
+        elif cost <= min_cost * 1.0000001 and (ratio := table.mismatches(j, have)) < min_ratio:
             best, min_cost, min_ratio = j, cost, ratio
     if best < 0:
         raise ValueError("can't find available sbp signature")
@@ -345,6 +348,10 @@ class _CandidateTable:
         for j, combo in enumerate(zip(*self.needs, strict=True)):
             self.first_match.setdefault(combo, j)
 
+    def mismatches(self, j: int, have: tuple[int, ...]) -> int:
+        """How many inputs candidate j needs in another ND-SBP than they have."""
+        return sum([column[j] != h for column, h in zip(self.needs, have, strict=True)])
+
     def mismatch_counts(self, have: tuple[int, ...]) -> list[int]:
         """Per candidate, how many inputs it needs in another ND-SBP than they have."""
         counts = [0] * (len(self.needs[0]) if self.needs else 0)
@@ -361,6 +368,7 @@ class _Run:
         self.model_index = _MODEL_INDEX.setdefault(model, len(_MODEL_INDEX))
         self._nds: dict[int, tuple[NdSbpAttr, int]] = {}
         self._types: dict[int, _TypeInfo] = {}
+        self._elements: dict[int, tuple[int, bool]] = {}
         self._inputs: dict[tuple[object, ...], _InputCosts] = {}
         self._placements: dict[tuple[int, str], tuple[object, PlacementOp | None, tuple[int, ...]]] = {}
         self._rules: dict[type[Operation], SbpRule | None] = {}
@@ -438,6 +446,14 @@ class _Run:
             found = self._types[id(ty)] = _TypeInfo(self, ty)
         return found
 
+    def element_facts(self, ty: GlobalTensorType) -> tuple[int, bool]:
+        """(bytes, integer-ness) of ty's element type, by id (the run holds the type)."""
+        elt = ty.element_type
+        found = self._elements.get(id(elt))
+        if found is None:
+            found = self._elements[id(elt)] = (element_bytes(ty), isinstance(elt, IntegerType))
+        return found
+
     def type_key(self, ty: GlobalTensorType) -> tuple[object, ...]:
         return self.type_info(ty).key
 
@@ -467,9 +483,12 @@ class _Run:
             self._rules[cls] = op.get_trait(SbpRule)
         return self._rules[cls]
 
-    def result_type(self, ty: GlobalTensorType, nd: NdSbpAttr) -> GlobalTensorType:
-        """`ty.with_sbp(nd)`, one object per distinct result type."""
-        key = (self.type_info(ty).base, self.nd_index(nd))
+    def result_type(self, ty: GlobalTensorType, nd: NdSbpAttr, shape: tuple[int, ...]) -> GlobalTensorType:
+        """`ty.with_sbp(nd)` (`shape` is ty's), one object per distinct result type. Element types
+        and layouts are keyed by id: the cached type holds the objects, so no id is reused."""
+        ref = ty.placement
+        key = (shape, id(ty.element_type), ref.root_reference.data, ref.nested_references.data, id(ty.layout),
+               self.nd_index(nd))
         found = self._results.get(key)
         if found is None:
             found = self._results[key] = ty.with_sbp(nd)
@@ -477,19 +496,17 @@ class _Run:
 
 
 class _TypeInfo:
-    """One type as plain values. `key`: (shape, element bytes, ND-SBP index or None,
-    integer-ness), all a decision reads of an input type (rules may depend on integer-ness);
-    `base`: the type without its ND-SBP. Element types and layouts are keyed by id: the run
-    holds the type, so no id is reused."""
+    """One type as plain values. `key`: (shape, element bytes, integer-ness, ND-SBP index or
+    None), all a decision reads of an input type (rules may depend on integer-ness);
+    `placement`: the placement reference as strings."""
 
-    __slots__ = ("base", "key", "nd_sbp", "placement", "ty")
+    __slots__ = ("key", "nd_sbp", "placement", "ty")
 
     def __init__(self, run: _Run, ty: GlobalTensorType):
         self.ty = ty
         nd = self.nd_sbp = ty.nd_sbp
         shape = ty.get_shape()
         ref = ty.placement
-        self.placement = (ref.root_reference.data, tuple(r.data for r in ref.nested_references.data))
-        self.key = (shape, element_bytes(ty), None if nd is None else run.nd_index(nd),
-                    isinstance(ty.element_type, IntegerType))
-        self.base = (shape, id(ty.element_type), self.placement, id(ty.layout))
+        nested = ref.nested_references.data
+        self.placement = (ref.root_reference.data, tuple([r.data for r in nested]) if nested else ())
+        self.key = (shape, *run.element_facts(ty), None if nd is None else run.nd_index(nd))
