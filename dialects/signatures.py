@@ -12,6 +12,7 @@ import abc
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import ClassVar
 
 from xdsl.dialects.builtin import IntegerType
 from xdsl.ir import Operation
@@ -54,6 +55,9 @@ def _in_shapes(op: Operation) -> list[tuple[int, ...]]:
 
 class SbpRule(OpTrait, abc.ABC):
     """The SBP signature rule of an op family."""
+
+    reads_axis_size: ClassVar[bool] = False
+    """Whether the 1-D lists depend on the mesh axis size n (else one list serves every axis)."""
 
     @abc.abstractmethod
     def signatures(self, op: Operation, n: int) -> list[Sig]:
@@ -457,6 +461,8 @@ def reshape_keeps_order(
 class ReshapeRule(SbpRule):
     """reshape: split pairs from the grouping rule; P -> P. On an ND mesh, OneFlow's multi-axis
     splits are added (`reshape_nd_pairs`)."""
+
+    reads_axis_size = True  # the grouping rule merges dims divisible by n
 
     def signatures(self, op: Operation, n: int) -> list[Sig]:
         src, dst = _shape(op.operands[0]), _shape(op.results[0])

@@ -131,13 +131,10 @@ def decide(op: Operation, rule: SbpRule, meta: OpMeta, hint: SignatureAttr | Non
             if hooked:  # OneFlow's EnumerateNdSbpSignatures (reshape)
                 product = rule.nd_signatures(op, meta.hierarchy, product)
             # Storage4NdSbp on the inputs, decided once per input position and distinct ND-SBP.
-            table = run.table(product)
             keep: list[bool] | None = None
             for i, shape in enumerate(shapes):
-                first_of = table.first_of[i]
-                allowed = {k for k, j in first_of.items() if run.fits(product[j][0][i], shape, meta.hierarchy)}
-                if len(allowed) < len(first_of):
-                    fit = list(map(allowed.__contains__, table.needs[i]))
+                fit = run.fitting_column(product, i, shape, meta.hierarchy)
+                if fit is not None:
                     keep = fit if keep is None else list(map(operator.and_, keep, fit))
             if keep is None:
                 cands = product

@@ -59,7 +59,10 @@ def axis_list(rule: SbpRule, op: Operation, n: int, complete: bool) -> list[Sig]
 
 
 def axis_lists(rule: SbpRule, op: Operation, hierarchy: Sequence[int], complete: bool) -> list[list[Sig]]:
-    """The 1-D list of each mesh axis (computed once per axis size)."""
+    """The 1-D list of each mesh axis (computed once per axis size, or once if the rule does not
+    read it)."""
+    if not rule.reads_axis_size:
+        return [axis_list(rule, op, hierarchy[0], complete)] * len(hierarchy)
     lists = {h: axis_list(rule, op, h, complete) for h in set(hierarchy)}
     return [lists[h] for h in hierarchy]
 

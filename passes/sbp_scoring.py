@@ -369,6 +369,7 @@ class _Run:
         self._nds: dict[int, tuple[NdSbpAttr, int]] = {}
         self._types: dict[int, _TypeInfo] = {}
         self._elements: dict[int, tuple[int, bool]] = {}
+        self._fitting_columns: dict[tuple[object, ...], list[bool] | None] = {}
         self._inputs: dict[tuple[object, ...], _InputCosts] = {}
         self._placements: dict[tuple[int, str], tuple[object, PlacementOp | None, tuple[int, ...]]] = {}
         self._rules: dict[type[Operation], SbpRule | None] = {}
@@ -411,6 +412,20 @@ class _Run:
         self._lists.append(lists)
         sides = tuple(chain.from_iterable(chain.from_iterable(lists)))  # (ins, outs) of every signature
         return (tuple(map(len, lists)), tuple(map(len, sides)), tuple(map(id, chain.from_iterable(sides))))
+
+    def fitting_column(self, cands: list[NdSig], i: int, shape: tuple[int, ...],
+                       hierarchy: tuple[int, ...]) -> list[bool] | None:
+        """Per candidate, whether input i's needed ND-SBP fits `shape` (None: all do); decided
+        once per distinct ND-SBP, cached per candidate list, input position and shape."""
+        key = (id(cands), i, shape, hierarchy)
+        if key in self._fitting_columns:
+            return self._fitting_columns[key]
+        table = self.table(cands)
+        first_of = table.first_of[i]
+        allowed = {k for k, j in first_of.items() if self.fits(cands[j][0][i], shape, hierarchy)}
+        found = None if len(allowed) == len(first_of) else list(map(allowed.__contains__, table.needs[i]))
+        self._fitting_columns[key] = found
+        return found
 
     def fits(self, nd: NdSbpAttr, shape: tuple[int, ...], hierarchy: tuple[int, ...]) -> bool:
         """`fits_shape`, once per ND-SBP, shape and hierarchy."""

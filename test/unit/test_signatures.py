@@ -295,6 +295,39 @@ def test_reshape_grouping(src: tuple[int, ...], dst: tuple[int, ...], n: int, ex
     assert oneflow_list(op, n) == expected
 
 
+@pytest.mark.parametrize(
+    ("name", "ins", "out", "props"),
+    [
+        ("sbp.add", [(6, 4), (6, 4)], (6, 4), ""),
+        ("sbp.mul", [(6, 1, 4), (5, 1)], (6, 5, 4), ""),
+        ("sbp.fmod", [(6, 4), (4,)], (6, 4), ""),
+        ("sbp.fmod_scalar", [(6, 4)], (6, 4), "<{other = 2.5 : f32}>"),
+        ("sbp.mul_scalar", [(6, 4)], (6, 4), "<{scalar = 2.0 : f32}>"),
+        ("sbp.exp", [(6, 4)], (6, 4), ""),
+        ("sbp.matmul", [(3, 6, 4), (4, 9)], (3, 6, 9), ""),
+        ("sbp.matmul", [(4, 6), (9, 4)], (6, 9), "<{transpose_a, transpose_b}>"),
+        ("sbp.reduce_max", [(6, 4, 2)], (4,), "<{axes = array<i64: 0, 2>}>"),
+        ("sbp.transpose", [(2, 4, 6)], (6, 2, 4), "<{perm = array<i64: 2, 0, 1>}>"),
+        ("sbp.reshape", [(6, 4)], (24,), ""),
+    ],
+)
+def test_axis_size_independence_is_declared(name: str, ins: list, out: tuple, props: str) -> None:
+    """A rule that does not declare `reads_axis_size` gives one list for every axis size, so
+    `axis_lists` may compute it once per op; reshape's grouping rule does read it."""
+    op = make_op(name, ins, out, props)
+    rule = op.get_trait(SbpRule)
+    assert rule is not None
+    lists = {n: (complete_list(op, n), oneflow_list(op, n)) for n in (2, 3, 4, 6, 8)}
+    if not rule.reads_axis_size:
+        assert all(v == lists[2] for v in lists.values())
+    assert [fmt(s) for s in axis_lists(rule, op, (2, 3), complete=True)[1]] == complete_list(op, 3)
+
+
+def test_reshape_reads_the_axis_size() -> None:
+    op = make_op("sbp.reshape", [(6, 4)], (24,))
+    assert oneflow_list(op, 2) != oneflow_list(op, 4)
+
+
 def test_reshape_split_pairs_direct() -> None:
     assert reshape_split_pairs((4, 6), (24,), 2) == [(0, 0)]
     assert reshape_split_pairs((2, 3, 4), (6, 4), 2) == [(0, 0), (2, 1)]
