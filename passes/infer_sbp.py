@@ -35,7 +35,7 @@ from functools import cached_property
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import DenseArrayBase, FloatAttr, IntegerAttr, ModuleOp, UnitAttr
+from xdsl.dialects.builtin import DenseArrayBase, FloatAttr, IntegerAttr, IntegerType, ModuleOp, UnitAttr
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 
@@ -86,8 +86,15 @@ _MEMO: dict[tuple[object, ...], Decision] = {}
 """Decisions per op meta, kept across runs (OneFlow's GlobalTensorInferCache)."""
 
 
+def _dense_array_key(attr: DenseArrayBase) -> object:
+    elt = attr.elt_type
+    if type(elt) is IntegerType:  # the packed bytes with their integer type (cheaper than unpacking)
+        return (elt.width.data, elt.signedness.data, attr.data.data)
+    return tuple(attr.get_values())
+
+
 _PROPERTY_KEYS: dict[type[Attribute], Callable[[Attribute], object]] = {
-    DenseArrayBase: lambda a: tuple(a.get_values()),  # type: ignore[attr-defined]
+    DenseArrayBase: _dense_array_key,  # type: ignore[dict-item]
     IntegerAttr: lambda a: (a.value.data, a.type),  # type: ignore[attr-defined]
     FloatAttr: lambda a: (a.value.data, a.type),  # type: ignore[attr-defined]
     UnitAttr: lambda a: True,

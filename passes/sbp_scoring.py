@@ -500,10 +500,9 @@ class _Run:
 
     def result_type(self, ty: GlobalTensorType, nd: NdSbpAttr, shape: tuple[int, ...]) -> GlobalTensorType:
         """`ty.with_sbp(nd)` (`shape` is ty's), one object per distinct result type. Element types
-        and layouts are keyed by id: the cached type holds the objects, so no id is reused."""
-        ref = ty.placement
-        key = (shape, id(ty.element_type), ref.root_reference.data, ref.nested_references.data, id(ty.layout),
-               self.nd_index(nd))
+        and layouts are keyed by id: the cached type holds the objects, so no id is reused. The
+        placement is a flat symbol (the type verifier rejects nested references)."""
+        key = (shape, id(ty.element_type), ty.placement.root_reference.data, id(ty.layout), self.nd_index(nd))
         found = self._results.get(key)
         if found is None:
             found = self._results[key] = ty.with_sbp(nd)
@@ -513,7 +512,7 @@ class _Run:
 class _TypeInfo:
     """One type as plain values. `key`: (shape, element bytes, integer-ness, ND-SBP index or
     None), all a decision reads of an input type (rules may depend on integer-ness);
-    `placement`: the placement reference as strings."""
+    `placement`: the placement's symbol name."""
 
     __slots__ = ("key", "nd_sbp", "placement", "ty")
 
@@ -521,7 +520,5 @@ class _TypeInfo:
         self.ty = ty
         nd = self.nd_sbp = ty.nd_sbp
         shape = ty.get_shape()
-        ref = ty.placement
-        nested = ref.nested_references.data
-        self.placement = (ref.root_reference.data, tuple([r.data for r in nested]) if nested else ())
+        self.placement = ty.placement.root_reference.data  # a flat symbol (verified)
         self.key = (shape, *run.element_facts(ty), None if nd is None else run.nd_index(nd))
