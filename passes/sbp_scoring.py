@@ -396,11 +396,12 @@ class _Run:
         matters: `eager_reads_shape`)."""
         key = (have_index, need_index, hierarchy)
         found = self._eager.get(key)
+        shape = self.type_info(ty).key[0]
         if found is None:
             src, dst = tuple(have), tuple(need)
-            found = self._eager[key] = {} if eager_reads_shape(src, dst) else eager_nd_pricer(src, dst, hierarchy, ())
+            found = {} if eager_reads_shape(src, dst) else eager_nd_pricer(src, dst, hierarchy, shape)
+            self._eager[key] = found
         if isinstance(found, dict):
-            shape = self.type_info(ty).key[0]
             by_shape = found.get(shape)
             if by_shape is None:
                 by_shape = found[shape] = eager_nd_pricer(tuple(have), tuple(need), hierarchy, shape)

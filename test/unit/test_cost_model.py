@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import pytest
@@ -16,6 +17,8 @@ from passes.cost_model import (
     cost_1d,
     dim_reduce,
     eager_nd_cost,
+    eager_nd_pricer,
+    eager_reads_shape,
     ibn_copy_cost_1d,
     penalty_partial_consumer,
     plan_transition,
@@ -210,6 +213,49 @@ def test_eager_nd_slices_are_cheap() -> None:
 # ---------------------------------------------------------------------------
 # α-β planner
 # ---------------------------------------------------------------------------
+
+
+def _eager_reference(src: tuple, dst: tuple, size: float, hierarchy: tuple, shape: tuple) -> float:
+    """ComputeEagerCopyCostBetweenNdSbp summed directly (the pricer must equal it bit for bit)."""
+    rs, rd, rh = dim_reduce(src, dst, hierarchy, shape)
+    if rs == rd:
+        return 0.0
+    total_n = math.prod(hierarchy)
+    if len(rh) == 1:
+        return cost_1d(rs[0], rd[0], size, rh[0])
+    total, normal = 1.0, True
+    for i, (a, b) in enumerate(zip(rs, rd)):
+        total += cost_1d(a, b, size, total_n)
+        if b == P and a != b:
+            total += penalty_partial_consumer(size, total_n, total_n)
+        if a == b and a not in (B, P) and any(rs[j] != rd[j] and a in (rs[j], rd[j]) for j in range(i)):
+            normal = False
+    return total + size if not normal else total
+
+
+@pytest.mark.parametrize("hierarchy", [(2, 2), (2, 4), (1, 4), (4, 1), (2, 1, 2), (2, 2, 2), (3, 2)])
+def test_eager_pricer_reads_the_shape_only_where_declared(hierarchy: tuple[int, ...]) -> None:
+    """`eager_nd_pricer` equals the direct sum for every pair of ND-SBPs; where `eager_reads_shape`
+    is false its price is the same for every shape (so it may be shared across shapes)."""
+    entries = (B, P, S0, S1)
+    nds = list(itertools.product(entries, repeat=len(hierarchy)))
+    shapes = [(8, 8), (6, 10), (3, 5), (12, 7)]
+    for src in nds:
+        for dst in nds:
+            prices = {shape: eager_nd_pricer(src, dst, hierarchy, shape)(SIZE) for shape in shapes}
+            for shape, price in prices.items():
+                assert price == _eager_reference(src, dst, SIZE, hierarchy, shape)
+                assert price == eager_nd_cost(src, dst, SIZE, hierarchy, shape)
+            if not eager_reads_shape(src, dst):
+                assert len(set(prices.values())) == 1, (src, dst)
+
+
+def test_eager_reads_shape_where_a_split_merge_depends_on_extents() -> None:
+    # (S0, S0) -> (S1, S1) on 2x2 merges the S0 axes only if the held extents allow it.
+    assert eager_reads_shape((S0, S0), (S1, S1))
+    assert eager_nd_cost((S0, S0), (S1, S1), SIZE, (2, 2), (8, 8)) != eager_nd_cost(
+        (S0, S0), (S1, S1), SIZE, (2, 2), (6, 8))
+    assert not eager_reads_shape((S0, B), (S1, B))
 
 
 def test_b_to_s_is_a_free_all_slice() -> None:

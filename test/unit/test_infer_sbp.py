@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from xdsl.context import Context
@@ -29,6 +30,8 @@ MESHES = {
     (2, 2): "[[0, 1], [2, 3]]",
     (2, 3): "[[0, 1, 2], [3, 4, 5]]",
     (2, 2, 2): "[[[0, 1], [2, 3]], [[4, 5], [6, 7]]]",
+    (1, 4): "[[0, 1, 2, 3]]",
+    (2, 1, 2): "[[[0, 1]], [[2, 3]]]",
     (2, 3, 2): "[[[0, 1], [2, 3], [4, 5]], [[6, 7], [8, 9], [10, 11]]]",
 }
 
@@ -179,6 +182,24 @@ def test_all_wildcard_hint_keeps_order_values() -> None:
 # ---------------------------------------------------------------------------
 # The memo (GlobalTensorInferCache)
 # ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("hierarchy", [(1, 4), (2, 1, 2)])
+def test_size_one_mesh_axes_price_split_inputs(hierarchy: tuple[int, ...]) -> None:
+    """OneFlow's eager ND cost drops size-1 mesh axes (reading the split extents); every mismatch
+    below goes through that cost, on a mesh with a size-1 axis."""
+    n = len(hierarchy)
+    sbps = ["[" + ", ".join(e) + "]" for e in itertools.product(["S(0)", "S(1)", "B", "P"], repeat=n)]
+    for lhs, rhs in itertools.product(sbps, repeat=2):
+        text = program(hierarchy, [((8, 12), lhs), ((8, 12), rhs)], [
+            f"%0 = sbp.add %a0, %a1 : !sbp.tensor<8x12xf32, @p, {lhs}>, !sbp.tensor<8x12xf32, @p, {rhs}> "
+            "-> !sbp.tensor<8x12xf32, @p>"])
+        module = parse(text)
+        (record,) = infer_module(module, "oneflow")
+        module.verify()
+        chosen_ins = record.decision.chosen[0]
+        if lhs == rhs:  # kAllMatch: the inputs' own signature
+            assert [nd.short_str() for nd in chosen_ins] == [lhs, rhs]
 
 
 def test_memo_returns_identical_decisions() -> None:
