@@ -118,9 +118,10 @@ def bench_program(ctx: Context, n_ops: int, seed: int, repeat: int) -> dict[str,
             times: list[Times] = []
             for _ in range(repeat):
                 module = master.clone()
-                if state != "warm":
+                if state == "memo cleared":
                     infer_sbp._MEMO.clear()
                 if state == "cold":
+                    infer_sbp.clear_caches()
                     clear_planner_caches()
                 if state == "warm" and not infer_sbp._MEMO:
                     infer.apply(ctx, master.clone())

@@ -49,6 +49,7 @@ from passes.sbp_scoring import (
     Decision,
     OpMeta,
     _Run,
+    clear_interned,
     select_cost,
     select_oneflow_1d,
     select_oneflow_nd,
@@ -84,6 +85,12 @@ class OpRecord:
 
 _MEMO: dict[tuple[object, ...], Decision] = {}
 """Decisions per op meta, kept across runs (OneFlow's GlobalTensorInferCache)."""
+
+
+def clear_caches() -> None:
+    """Forget every decision and interned value, as in a fresh process (benchmarks, tests)."""
+    _MEMO.clear()
+    clear_interned()
 
 
 def _dense_array_key(attr: DenseArrayBase) -> object:

@@ -137,6 +137,11 @@ class OpMeta:
                 self.in_types, self.in_sbps, strict=True)]
         return self._inputs
 
+    def have_indices(self) -> tuple[int, ...]:
+        """The `_ND_INDEX` of each input's ND-SBP."""
+        run = self.ensure_run()
+        return tuple([run.nd_index(have) for have in self.in_sbps])
+
     def input(self, i: int) -> _InputCosts:
         return self.inputs()[i]
 
@@ -160,7 +165,7 @@ class OpMeta:
                 known = costs.eager_by_index
                 for k, j in table.first_of[i].items():
                     if k not in known:
-                        costs.eager_cost(cands[j][0][i])
+                        costs.eager_cost(cands[j][0][i], k)
                 found = run.columns[key] = tuple(map(known.__getitem__, table.needs[i]))
             columns.append(found)
         return list(map(sum, zip(*columns, strict=True)))  # the inputs' costs added in order
@@ -213,7 +218,7 @@ def select_oneflow_nd(cands: list[NdSig], meta: OpMeta) -> Decision:
         sig = cands[0]
         return Decision(_scored_nd_later(cands, meta), sig, "the only candidate left", meta.comm_us_later(sig))
     table = meta.table(cands)
-    have = tuple([costs.have_index for costs in meta.inputs()])
+    have = meta.have_indices()
     first = table.first_match.get(have)
     if first is not None:  # the scan stops there whatever the costs before it
         sig = cands[first]
@@ -287,20 +292,28 @@ _SIGNATURES: dict[tuple[tuple[int, ...], tuple[int, ...]], SignatureAttr] = {}
 """One `#sbp.sig` attribute per distinct signature (by `_ND_INDEX`)."""
 
 
+def clear_interned() -> None:
+    """Forget the process-wide interned ND-SBP indices and signature attributes (memo keys hold
+    the indices: clear the memo with them)."""
+    _ND_INDEX.clear()
+    _SIGNATURES.clear()
+
+
 class _InputCosts:
     """The costs of one input (shape, element size, ND-SBP on a hierarchy) towards each ND-SBP a
     candidate needs; shared by every op of a run with an equal input."""
 
-    __slots__ = ("_comm", "_ibn", "eager_by_index", "have", "have_index", "hierarchy", "run", "size", "ty")
+    __slots__ = ("_comm", "_ibn", "eager_by_index", "have", "have_index", "hierarchy", "run", "shape", "size", "ty")
 
     def __init__(self, run: _Run, ty: GlobalTensorType, have: NdSbpAttr, hierarchy: tuple[int, ...]):
         self.run, self.ty, self.have, self.hierarchy = run, ty, have, hierarchy
         self.have_index = run.nd_index(have)
+        self.shape: tuple[int, ...] = run.type_info(ty).key[0]  # type: ignore[assignment]
+        self.size = byte_size(ty)
         self._comm: dict[int, tuple[float, ...]] = {}
         self.eager_by_index: dict[int, float] = {}
         """`eager_cost` by the needed ND-SBP's `_ND_INDEX`."""
         self._ibn: dict[int, float] = {}
-        self.size: float | None = None
 
     def has(self, need: NdSbpAttr) -> bool:
         """`have == need`."""
@@ -313,14 +326,12 @@ class _InputCosts:
             found = self._comm[key] = input_comm_terms(self.ty, self.have, need, self.hierarchy, self.run.model)
         return found
 
-    def eager_cost(self, need: NdSbpAttr) -> float:
-        """OneFlow's eager ND copy cost from this input to `need`."""
-        key = self.run.nd_index(need)
+    def eager_cost(self, need: NdSbpAttr, index: int | None = None) -> float:
+        """OneFlow's eager ND copy cost from this input to `need` (whose `_ND_INDEX` is `index`)."""
+        key = self.run.nd_index(need) if index is None else index
         found = self.eager_by_index.get(key)
         if found is None:
-            if self.size is None:
-                self.size = byte_size(self.ty)
-            pricer = self.run.eager_pricer(self.have, self.have_index, need, key, self.hierarchy, self.ty)
+            pricer = self.run.eager_pricer(self.have, self.have_index, need, key, self.hierarchy, self.shape)
             found = self.eager_by_index[key] = pricer(self.size)
         return found
 
@@ -329,7 +340,7 @@ class _InputCosts:
         key = self.run.nd_index(need)
         found = self._ibn.get(key)
         if found is None:
-            found = self._ibn[key] = ibn_copy_cost_1d(self.have[0], need[0], byte_size(self.ty))
+            found = self._ibn[key] = ibn_copy_cost_1d(self.have[0], need[0], self.size)
         return found
 
 
@@ -370,6 +381,7 @@ class _Run:
         self._types: dict[int, _TypeInfo] = {}
         self._elements: dict[int, tuple[int, bool]] = {}
         self._fitting_columns: dict[tuple[object, ...], list[bool] | None] = {}
+        self._signatures: dict[int, tuple[NdSig, SignatureAttr]] = {}
         self._inputs: dict[tuple[object, ...], _InputCosts] = {}
         self._placements: dict[tuple[int, str], tuple[object, PlacementOp | None, tuple[int, ...]]] = {}
         self._rules: dict[type[Operation], SbpRule | None] = {}
@@ -391,12 +403,11 @@ class _Run:
         return found[1]
 
     def eager_pricer(self, have: NdSbpAttr, have_index: int, need: NdSbpAttr, need_index: int,
-                     hierarchy: tuple[int, ...], ty: GlobalTensorType) -> Pricer:
+                     hierarchy: tuple[int, ...], shape: tuple[int, ...]) -> Pricer:
         """`eager_nd_pricer` of a transition, shared by every input size (and shape, unless it
         matters: `eager_reads_shape`)."""
         key = (have_index, need_index, hierarchy)
         found = self._eager.get(key)
-        shape = self.type_info(ty).key[0]
         if found is None:
             src, dst = tuple(have), tuple(need)
             found = {} if eager_reads_shape(src, dst) else eager_nd_pricer(src, dst, hierarchy, shape)
@@ -416,35 +427,38 @@ class _Run:
 
     def fitting_column(self, cands: list[NdSig], i: int, shape: tuple[int, ...],
                        hierarchy: tuple[int, ...]) -> list[bool] | None:
-        """Per candidate, whether input i's needed ND-SBP fits `shape` (None: all do); decided
-        once per distinct ND-SBP, cached per candidate list, input position and shape."""
+        """Per candidate, whether input i's needed ND-SBP fits `shape` (`fits_shape`; None: all
+        do); decided once per distinct ND-SBP and shape, cached per candidate list, input
+        position and shape."""
         key = (id(cands), i, shape, hierarchy)
         if key in self._fitting_columns:
             return self._fitting_columns[key]
         table = self.table(cands)
         first_of = table.first_of[i]
-        allowed = {k for k, j in first_of.items() if self.fits(cands[j][0][i], shape, hierarchy)}
+        fits = self._fits
+        allowed = set()
+        for k, j in first_of.items():
+            ok = fits.get((k, shape, hierarchy))
+            if ok is None:
+                ok = fits[(k, shape, hierarchy)] = fits_shape(cands[j][0][i], shape, hierarchy)
+            if ok:
+                allowed.add(k)
         found = None if len(allowed) == len(first_of) else list(map(allowed.__contains__, table.needs[i]))
         self._fitting_columns[key] = found
-        return found
-
-    def fits(self, nd: NdSbpAttr, shape: tuple[int, ...], hierarchy: tuple[int, ...]) -> bool:
-        """`fits_shape`, once per ND-SBP, shape and hierarchy."""
-        key = (self.nd_index(nd), shape, hierarchy)
-        found = self._fits.get(key)
-        if found is None:
-            found = self._fits[key] = fits_shape(nd, shape, hierarchy)
         return found
 
     def signature(self, decision: Decision) -> SignatureAttr:
         """The decision's `#sbp.sig`, one attribute per distinct signature."""
         if decision._signature is None:
-            ins, outs = decision.chosen
-            key = (tuple(map(self.nd_index, ins)), tuple(map(self.nd_index, outs)))
-            found = _SIGNATURES.get(key)
-            if found is None:
-                found = _SIGNATURES[key] = decision.signature()
-            decision._signature = found
+            chosen = decision.chosen
+            by_id = self._signatures.get(id(chosen))  # candidates are shared by the decisions of a run
+            if by_id is None:
+                key = (tuple(map(self.nd_index, chosen[0])), tuple(map(self.nd_index, chosen[1])))
+                found = _SIGNATURES.get(key)
+                if found is None:
+                    found = _SIGNATURES[key] = decision.signature()
+                by_id = self._signatures[id(chosen)] = (chosen, found)
+            decision._signature = by_id[1]
         return decision._signature
 
     def nd_index(self, nd: NdSbpAttr) -> int:

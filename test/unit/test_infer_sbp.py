@@ -181,6 +181,33 @@ def test_all_wildcard_hint_keeps_order_values() -> None:
 
 # ---------------------------------------------------------------------------
 # The memo (GlobalTensorInferCache)
+def test_memo_tells_properties_apart() -> None:
+    """The memo keys properties by value (array bytes with their element type, scalars with
+    theirs): equal properties from separate parses share a decision, different ones do not."""
+    ty = "!sbp.tensor<4x6x8xf32, @p, [S(0), S(2)]>"
+    body = [
+        f'%0 = "sbp.transpose"(%a0) <{{perm = array<i64: 2, 0, 1>}}> : ({ty}) -> !sbp.tensor<8x4x6xf32, @p>',
+        f'%1 = "sbp.transpose"(%a0) <{{perm = array<i64: 2, 0, 1>}}> : ({ty}) -> !sbp.tensor<8x4x6xf32, @p>',
+        f'%2 = "sbp.transpose"(%a0) <{{perm = array<i64: 2, 1, 0>}}> : ({ty}) -> !sbp.tensor<8x6x4xf32, @p>',
+        f'%3 = "sbp.reduce_sum"(%a0) <{{axes = array<i64: 0>}}> : ({ty}) -> !sbp.tensor<6x8xf32, @p>',
+        f'%4 = "sbp.reduce_sum"(%a0) <{{axes = array<i64: 2>}}> : ({ty}) -> !sbp.tensor<4x6xf32, @p>',
+        f'%5 = "sbp.fmod_scalar"(%a0) <{{other = 2.0 : f32}}> : ({ty}) -> !sbp.tensor<4x6x8xf32, @p>',
+        f'%6 = "sbp.fmod_scalar"(%a0) <{{other = 2.0 : f32}}> : ({ty}) -> !sbp.tensor<4x6x8xf32, @p>',
+        f'%7 = "sbp.fmod_scalar"(%a0) <{{other = 3.0 : f32}}> : ({ty}) -> !sbp.tensor<4x6x8xf32, @p>',
+    ]
+    records = infer_module(parse(program((2, 2), [((4, 6, 8), "[S(0), S(2)]")], body)), "oneflow")
+    d = [r.decision for r in records]
+    assert d[0] is d[1] and d[5] is d[6]
+    assert d[2] is not d[0] and d[4] is not d[3] and d[7] is not d[5]
+    assert [str(r.op.attributes["sbp.signature"]) for r in records[:5]] == [
+        "#sbp.sig<[S(0), S(2)] -> [S(1), S(0)]>",
+        "#sbp.sig<[S(0), S(2)] -> [S(1), S(0)]>",
+        "#sbp.sig<[S(0), S(2)] -> [S(2), S(0)]>",
+        "#sbp.sig<[S(0), S(2)] -> [P, S(1)]>",
+        "#sbp.sig<[S(0), S(2)] -> [S(0), P]>",
+    ]
+
+
 # ---------------------------------------------------------------------------
 
 
