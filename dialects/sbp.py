@@ -305,7 +305,9 @@ class GlobalTensorType(ParametrizedAttribute, TypeAttribute):
 
     @property
     def nd_sbp(self) -> NdSbpAttr | None:
-        return self.sbp if isinstance(self.sbp, NdSbpAttr) else None
+        sbp = self.sbp
+        # The exact-type test first: isinstance against an attribute class goes through ABCMeta.
+        return sbp if type(sbp) is NdSbpAttr or isinstance(sbp, NdSbpAttr) else None
 
     @property
     def local_layout(self) -> LayoutAttr | None:

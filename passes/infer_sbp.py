@@ -255,7 +255,10 @@ def infer_function(f: func.FuncOp, rule: str, model: CommModel, run: _Run | None
                 "global inputs must carry one"
             )
     records: list[OpRecord] = []
-    for op in list(f.body.walk()):
+    ops = list(f.body.block.ops) if len(f.body.blocks) == 1 else []
+    if not ops or any(op.regions for op in ops):  # nested regions: visit every op inside
+        ops = list(f.body.walk())
+    for op in ops:
         found = run.rule_of(op)
         if found is not None:
             records.append(infer_op(op, found, rule, model, run))

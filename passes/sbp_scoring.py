@@ -226,9 +226,26 @@ def select_oneflow_nd(cands: list[NdSig], meta: OpMeta) -> Decision:
             _scored_nd_later(cands, meta), sig, "first candidate whose inputs all match (kAllMatch)",
             meta.comm_us_later(sig),
         )
+    # Ops of different kinds share candidate lists (equal per-axis lists) and inputs: the scan
+    # depends on those alone, so a run does it once per pair.
+    run = meta.ensure_run()
+    scan_key = (id(cands), *map(id, meta.inputs()))
+    found = run.scans.get(scan_key)
+    if found is None:
+        found = run.scans[scan_key] = _greedy_scan(meta.eager_costs(cands), table, have)
+    best, min_cost = found
+    sig = cands[best]
+    return Decision(
+        _scored_nd_later(cands, meta), sig, f"lowest eager ND copy cost {min_cost:g}", meta.comm_us_later(sig)
+    )
+
+
+def _greedy_scan(costs: list[float], table: _CandidateTable, have: tuple[int, ...]) -> tuple[int, float]:
+    """OneFlow's scan past kAllMatch: the lowest eager cost within 1e-7, a near-tie going to the
+    candidate with fewer mismatching inputs; returns (index, cost)."""
     best = -1
     min_cost, min_ratio = VALID_MAX_COPY_COST, 0
-    for j, cost in enumerate(meta.eager_costs(cands)):
+    for j, cost in enumerate(costs):
         if cost > FLT_MAX:
             cost = FLT_MAX
         # The mismatch count only breaks near-ties, so it is counted only then.
@@ -238,10 +255,7 @@ def select_oneflow_nd(cands: list[NdSig], meta: OpMeta) -> Decision:
             best, min_cost, min_ratio = j, cost, ratio
     if best < 0:
         raise ValueError("can't find available sbp signature")
-    sig = cands[best]
-    return Decision(
-        _scored_nd_later(cands, meta), sig, f"lowest eager ND copy cost {min_cost:g}", meta.comm_us_later(sig)
-    )
+    return best, min_cost
 
 
 def _scored_nd_later(cands: list[NdSig], meta: OpMeta) -> Callable[[], list[Candidate]]:
@@ -382,6 +396,7 @@ class _Run:
         self._elements: dict[int, tuple[int, bool]] = {}
         self._fitting_columns: dict[tuple[object, ...], list[bool] | None] = {}
         self._signatures: dict[int, tuple[NdSig, SignatureAttr]] = {}
+        self.scans: dict[tuple[int, ...], tuple[int, float]] = {}
         self._inputs: dict[tuple[object, ...], _InputCosts] = {}
         self._placements: dict[tuple[int, str], tuple[object, PlacementOp | None, tuple[int, ...]]] = {}
         self._rules: dict[type[Operation], SbpRule | None] = {}
