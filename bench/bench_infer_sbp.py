@@ -8,7 +8,7 @@
    the calibration is a best-of-5 taken before and after):
    parsing the file, printing the parsed module, and `infer-sbp` alone on an already parsed module
    (a fresh clone per run) for rule=oneflow and rule=cost, in three cache states:
-   * cold: the inference memo and the boxing planner's caches cleared (a first run);
+   * cold: the inference memo, interned values and the boxing planner's caches cleared (a first run);
    * memo cleared: only the inference memo cleared, planner caches warm (another program in
      the same process);
    * warm: the memo already holds this program's decisions (the same program again).
@@ -21,6 +21,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import io
 import os
 import platform
@@ -125,6 +126,7 @@ def bench_program(ctx: Context, n_ops: int, seed: int, repeat: int) -> dict[str,
                     clear_planner_caches()
                 if state == "warm" and not infer_sbp._MEMO:
                     infer.apply(ctx, master.clone())
+                gc.collect()  # the parsed copies' garbage is collected before, not during, the timing
                 dt, _ = timed(lambda m=module, p=infer: p.apply(ctx, m))
                 times.append(dt)
                 if len(times) == 1:
@@ -206,7 +208,8 @@ def render(program: dict[str, object], examples: list[dict[str, object]], args: 
         + (", ".join(f"{r}/{st}" for r, st, ok, _ in verdicts if ok) or "none")
         + f"; ≤ {PASS_TARGET_US_PER_OP:g} µs/op (≈ idle), met by "
         + (", ".join(f"{r}/{st}" for r, st, _, ok in verdicts if ok) or "none") + ".",
-        "*cold* clears the inference memo and the boxing planner's caches; *memo cleared* only the memo; "
+        "*cold* clears the inference memo, the interned ND-SBPs and signatures and the boxing planner's "
+        "caches (a first run in a fresh process); *memo cleared* only the memo; "
         "*warm* reruns with the memo holding this program's decisions.",
         "",
         "## Modelled communication of the examples",
@@ -235,19 +238,23 @@ def render(program: dict[str, object], examples: list[dict[str, object]], args: 
 
 
 NOTES = """
-## Where the time goes (cProfile, 10k ops)
+## Where the time goes (py-spy, 10k ops, rule=oneflow cold)
 
-* This random DAG is adversarial for the memo: about half of its ops (5360 of 10000) have an op
-  meta (input shapes and SBPs, op, properties) not seen before, and each such op scores its ND
-  candidates (2x4 mesh, ~17 after the shape filter). A run keeps each candidate list as small
-  ints (`sbp_scoring._CandidateTable`): OneFlow's kAllMatch pick (2906 of the new metas) is one
-  dict lookup; the others sum per-input cost columns, each distinct needed ND-SBP priced once.
-* What is left for rule=oneflow is spread thin: per op (≈ 30 µs/op, the *warm* figure) reading
-  types, building the memo key, retyping results and setting the signature attribute; per new
-  meta the candidate lists (the rules' 1-D lists, the product, the shape filter) and OneFlow's
-  eager ND cost (`cost_model.eager_nd_cost`, ~6900 distinct input/need pairs).
-* rule=oneflow never reads the α-β time of a candidate (only `--sbp-report` does), so it is computed
-  on first read: the boxing planner is not run by the pass.
+* This random DAG is adversarial for the memo: 5360 of its 10000 ops have an op meta (input
+  shapes and SBPs, op, properties) not seen before. They need 2026 candidate lists (1098 distinct
+  after sharing per-axis lists and shape filters), and 2351 of them scan eager ND costs (the
+  others stop at OneFlow's kAllMatch, one dict lookup).
+* Fixed per-op work is about 17 µs (the *warm* row): reading operand and result types from the
+  xDSL objects, the memo key and lookup, retyping results, setting `sbp.signature`.
+* A cold run splits roughly into that fixed work, about 14 µs/op of scoring for the new metas,
+  and about 25 µs/op of filling the run's caches: the rules' 1-D lists, products and their shape
+  filter, candidate tables, eager ND prices, 513 result types and 171 signature attributes
+  (an xDSL attribute costs 30-40 µs to build, as its parameters are verified).
+* OneFlow's eager ND cost is kept as a price function of the byte size per (ND-SBP pair, mesh)
+  (`cost_model.eager_nd_pricer`), shared by every input size; the shape is part of the key only
+  where `dim_reduce` may merge split mesh axes (`eager_reads_shape`).
+* rule=oneflow never reads the α-β time of a candidate (only `--sbp-report` does), so it is
+  computed on first read: the boxing planner is not run by the pass.
 * rule=cost needs the α-β time of every candidate's input boxing. The planner numbers ND-SBP states,
   finds each state's edges once per tensor rank and prices steps in closed form
   (`passes/step_pricing.py`, equal to `boxing_semantics.step_bytes_exact`); its searches are cached
