@@ -142,9 +142,6 @@ class OpMeta:
         run = self.ensure_run()
         return tuple([run.nd_index(have) for have in self.in_sbps])
 
-    def input(self, i: int) -> _InputCosts:
-        return self.inputs()[i]
-
     def table(self, cands: list[NdSig]) -> _CandidateTable:
         return self.ensure_run().table(cands)
 
