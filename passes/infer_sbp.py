@@ -127,8 +127,9 @@ def decide(op: Operation, rule: SbpRule, meta: OpMeta, hint: SignatureAttr | Non
     run = meta.ensure_run()
     complete = meta.rule == "cost"
     one_d = len(meta.hierarchy) == 1
-    shapes = tuple(k[0] for k in key[1])  # type: ignore[attr-defined]
-    candidates_key = (key[0], tuple(k[2] for k in key[1]), shapes, meta.hierarchy, complete)  # type: ignore[attr-defined]
+    in_keys: tuple[tuple[object, ...], ...] = key[1]  # type: ignore[assignment]
+    shapes = tuple([k[0] for k in in_keys])
+    candidates_key = (key[0], tuple([k[2] for k in in_keys]), shapes, meta.hierarchy, complete)
     cands = run.candidates.get(candidates_key)
     if cands is None:
         # Ops whose rules give the same per-axis lists (equal up to, say, a scalar) share the

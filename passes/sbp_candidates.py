@@ -46,7 +46,7 @@ def format_nd_sig(sig: NdSig) -> str:
 
 
 def all_b_sig(op: Operation) -> Sig:
-    return (tuple(BROADCAST for _ in op.operands), tuple(BROADCAST for _ in op.results))
+    return ((BROADCAST,) * len(op.operands), (BROADCAST,) * len(op.results))
 
 
 def axis_list(rule: SbpRule, op: Operation, n: int, complete: bool) -> list[Sig]:

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 from itertools import chain
+from operator import itemgetter
 
 from xdsl.dialects.builtin import IntegerType
 from xdsl.ir import Operation
@@ -112,7 +113,7 @@ def input_comm_terms(
     return tuple(terms)
 
 
-@dataclass
+@dataclass(slots=True)
 class OpMeta:
     rule: str
     hierarchy: tuple[int, ...]
@@ -362,7 +363,8 @@ class _CandidateTable:
 
     def __init__(self, run: _Run, cands: list[NdSig]):
         n_ins = len(cands[0][0]) if cands else 0
-        self.needs = tuple(tuple(run.nd_index(sig[0][i]) for sig in cands) for i in range(n_ins))
+        ins = [sig[0] for sig in cands]
+        self.needs = tuple(tuple(map(run.nd_index, map(itemgetter(i), ins))) for i in range(n_ins))
         # Per input position, a candidate needing each distinct ND-SBP (to price it once).
         self.first_of = [{k: j for j, k in reversed(list(enumerate(column)))} for column in self.needs]
         # The first candidate needing each combination of inputs (kAllMatch's pick).
