@@ -5,7 +5,7 @@
 1. Generates a seeded random DAG of `--ops` sbp ops on a 2x4 mesh (bench/gen_dag.py) and writes it
    to a temporary file.
 2. Times, in this one process, each repeated `--repeat` times (the best run is reported, as timeit does;
-   the calibration is a best-of-5 taken before and after):
+   the calibration is a best-of-5 taken before and after; the pass's cache states take turns):
    parsing the file, printing the parsed module, and `infer-sbp` alone on an already parsed module
    (a fresh clone per run) for rule=oneflow and rule=cost, in three cache states:
    * cold: the inference memo, interned values and the boxing planner's caches cleared (a first run);
@@ -115,9 +115,9 @@ def bench_program(ctx: Context, n_ops: int, seed: int, repeat: int) -> dict[str,
     printed: dict[str, set[str]] = {}
     for rule in RULES:
         infer = infer_sbp.InferSbpPass(rule)
-        for state in STATES:
-            times: list[Times] = []
-            for _ in range(repeat):
+        # The states take turns, so that a burst of load on this shared machine hits all of them.
+        for _ in range(repeat):
+            for state in STATES:
                 module = master.clone()
                 if state == "memo cleared":
                     infer_sbp._MEMO.clear()
@@ -128,11 +128,12 @@ def bench_program(ctx: Context, n_ops: int, seed: int, repeat: int) -> dict[str,
                     infer.apply(ctx, master.clone())
                 gc.collect()  # the parsed copies' garbage is collected before, not during, the timing
                 dt, _ = timed(lambda m=module, p=infer: p.apply(ctx, m))
+                times = pass_s.setdefault((rule, state), [])
                 times.append(dt)
                 if len(times) == 1:
                     printed.setdefault(rule, set()).add(print_ir(module))
-            pass_s[(rule, state)] = times
-            wall, cpu = best(times)
+        for state in STATES:
+            wall, cpu = best(pass_s[(rule, state)])
             print(f"  {rule:8} {state:13} wall {wall:.3f} s, CPU {cpu:.3f} s", file=sys.stderr)
         assert len(printed[rule]) == 1, f"rule={rule}: runs printed different IR"
     return {"path": path, "ops": ops, "bytes": len(text), "parse": parse_s, "print": print_s, "pass": pass_s}
