@@ -338,13 +338,12 @@ class _InputCosts:
             found = self._comm[key] = input_comm_terms(self.ty, self.have, need, self.hierarchy, self.run.model)
         return found
 
-    def eager_cost(self, need: NdSbpAttr, index: int | None = None) -> float:
+    def eager_cost(self, need: NdSbpAttr, index: int) -> float:
         """OneFlow's eager ND copy cost from this input to `need` (whose `_ND_INDEX` is `index`)."""
-        key = self.run.nd_index(need) if index is None else index
-        found = self.eager_by_index.get(key)
+        found = self.eager_by_index.get(index)
         if found is None:
-            pricer = self.run.eager_pricer(self.have, self.have_index, need, key, self.hierarchy, self.shape)
-            found = self.eager_by_index[key] = pricer(self.size)
+            pricer = self.run.eager_pricer(self.have, self.have_index, need, index, self.hierarchy, self.shape)
+            found = self.eager_by_index[index] = pricer(self.size)
         return found
 
     def ibn_cost(self, need: NdSbpAttr) -> float:
@@ -498,11 +497,8 @@ class _Run:
             found = self._elements[id(elt)] = (element_bytes(ty), isinstance(elt, IntegerType))
         return found
 
-    def type_key(self, ty: GlobalTensorType) -> tuple[object, ...]:
-        return self.type_info(ty).key
-
     def input_costs(self, ty: GlobalTensorType, have: NdSbpAttr, hierarchy: tuple[int, ...]) -> _InputCosts:
-        shape, nbytes, _, _ = self.type_key(ty)
+        shape, nbytes, _, _ = self.type_info(ty).key
         key = (shape, nbytes, self.nd_index(have), hierarchy)
         found = self._inputs.get(key)
         if found is None:
