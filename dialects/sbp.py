@@ -306,8 +306,11 @@ class GlobalTensorType(ParametrizedAttribute, TypeAttribute):
     @property
     def nd_sbp(self) -> NdSbpAttr | None:
         sbp = self.sbp
-        # The exact-type test first: isinstance against an attribute class goes through ABCMeta.
-        return sbp if type(sbp) is NdSbpAttr or isinstance(sbp, NdSbpAttr) else None
+        # Exact-type tests first: isinstance against an attribute class goes through ABCMeta.
+        kind = type(sbp)
+        if kind is NdSbpAttr:
+            return sbp
+        return None if kind is NoneAttr or not isinstance(sbp, NdSbpAttr) else sbp
 
     @property
     def local_layout(self) -> LayoutAttr | None:

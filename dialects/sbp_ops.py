@@ -185,12 +185,17 @@ def _nested_text(ranks: Sequence[int], hierarchy: Sequence[int]) -> str:
 
 def lookup_placement(op: Operation, ty: GlobalTensorType) -> PlacementOp | None:
     """The `sbp.placement` a tensor type refers to, seen from `op` (top-level ops are few)."""
+    return lookup_placement_named(op, ty.placement_name)
+
+
+def lookup_placement_named(op: Operation, name: str) -> PlacementOp | None:
+    """The `sbp.placement` named `name`, seen from `op`."""
     anchor: Operation | None = op
     while anchor is not None and not anchor.has_trait(SymbolTable):
         anchor = anchor.parent_op()
     if anchor is None:
         return None
-    found = SymbolTable.lookup_symbol(anchor, ty.placement_name)
+    found = SymbolTable.lookup_symbol(anchor, name)
     return found if isinstance(found, PlacementOp) else None
 
 

@@ -41,7 +41,7 @@ from xdsl.passes import ModulePass
 
 from dialects.errors import OpError
 from dialects.sbp import GlobalTensorType, NdSbpAttr, SignatureAttr
-from dialects.sbp_ops import BoxingOp, CollectiveOp, PlacementOp, ToGlobalOp, describe_op
+from dialects.sbp_ops import BoxingOp, CollectiveOp, ToGlobalOp, describe_op
 from dialects.signatures import NdSig, SbpRule, swap_with_last_filter
 from passes.cost_model import DEFAULT_MODEL, CommModel
 from passes.sbp_candidates import axis_lists, contains, format_nd_sig, nd_product
@@ -115,21 +115,16 @@ def _property_key(attr: Attribute) -> object:
     return attr if to_key is None else to_key(attr)
 
 
-def _op_key(op: Operation, out_shapes: tuple[tuple[int, ...], ...]) -> tuple[object, ...]:
-    """What an op's candidate list depends on besides its input shapes."""
-    props = tuple(sorted([(k, _property_key(v)) for k, v in op.properties.items()])) if op.properties else ()
-    return (op.name, props, out_shapes)
-
-
 def decide(op: Operation, rule: SbpRule, meta: OpMeta, hint: SignatureAttr | None,
            required: tuple[NdSbpAttr | None, ...], key: tuple[object, ...]) -> Decision:
     """The decision for an op meta not in the memo; `key` is its memo key (see `infer_op`)."""
     run = meta.ensure_run()
     complete = meta.rule == "cost"
     one_d = len(meta.hierarchy) == 1
-    in_keys: tuple[tuple[object, ...], ...] = key[1]  # type: ignore[assignment]
+    op_part = key[:3]  # the op's name, properties and result shapes
+    in_keys: tuple[tuple[object, ...], ...] = key[3]  # type: ignore[assignment]
     shapes = tuple([k[0] for k in in_keys])
-    candidates_key = (key[0], tuple([k[2] for k in in_keys]), shapes, meta.hierarchy, complete)
+    candidates_key = (op_part, tuple([k[2] for k in in_keys]), shapes, meta.hierarchy, complete)
     cands = run.candidates.get(candidates_key)
     if cands is None:
         # Ops whose rules give the same per-axis lists (equal up to, say, a scalar) share the
@@ -137,7 +132,7 @@ def decide(op: Operation, rule: SbpRule, meta: OpMeta, hint: SignatureAttr | Non
         lists = axis_lists(rule, op, meta.hierarchy, complete)
         product_key = (run.lists_key(lists), len(op.operands), len(op.results))
         hooked = not one_d and type(rule).nd_signatures is not SbpRule.nd_signatures
-        fitting_key = (product_key, shapes, meta.hierarchy, one_d or complete, key[0] if hooked else None)
+        fitting_key = (product_key, shapes, meta.hierarchy, one_d or complete, op_part if hooked else None)
         cands = run.fitting.get(fitting_key)
         if cands is None:
             product = run.products.get(product_key)
@@ -204,13 +199,17 @@ class InferSbpPass(ModulePass):
     rule: str = "oneflow"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        infer_module(op, self.rule)
+        infer_module(op, self.rule, keep_records=False)
 
 
-def infer_module(module: ModuleOp, rule: str, model: CommModel = DEFAULT_MODEL) -> list[OpRecord]:
+def infer_module(
+    module: ModuleOp, rule: str, model: CommModel = DEFAULT_MODEL, keep_records: bool = True
+) -> list[OpRecord]:
+    """Infer every function of `module`; returns the report's per-op records (none unless
+    `keep_records`: the pass alone does not need them)."""
     if rule not in ("oneflow", "cost"):
         raise OpError(module, f"infer-sbp: unknown rule '{rule}' (expected oneflow or cost)")
-    records: list[OpRecord] = []
+    records: list[OpRecord] | None = [] if keep_records else None
     run = _Run(model)
     # The pass allocates many small objects; with the cyclic GC on, each collection of the older
     # generations walks the whole module (about half the pass time at 10k ops). Its garbage is
@@ -219,11 +218,11 @@ def infer_module(module: ModuleOp, rule: str, model: CommModel = DEFAULT_MODEL) 
     gc.disable()
     try:
         for f in _functions(module):
-            records += infer_function(f, rule, model, run)
+            infer_function(f, rule, model, run, records)
     finally:
         if collecting:
             gc.enable()
-    return records
+    return records or []
 
 
 def _functions(op: Operation) -> Iterator[func.FuncOp]:
@@ -246,7 +245,10 @@ def _sbp_of(op: Operation, value: SSAValue, index: int) -> NdSbpAttr:
     return ty.nd_sbp
 
 
-def infer_function(f: func.FuncOp, rule: str, model: CommModel, run: _Run | None = None) -> list[OpRecord]:
+def infer_function(
+    f: func.FuncOp, rule: str, model: CommModel, run: _Run | None = None, records: list[OpRecord] | None = None
+) -> None:
+    """Infer the ops of `f` in program order and update its type; records go to `records`."""
     if run is None or run.model is not model:
         run = _Run(model)
     for i, arg in enumerate(f.body.block.args):
@@ -255,14 +257,13 @@ def infer_function(f: func.FuncOp, rule: str, model: CommModel, run: _Run | None
                 f, f"func.func @{f.sym_name.data}: argument {i} ({arg.type.describe()}) has no SBP; "
                 "global inputs must carry one"
             )
-    records: list[OpRecord] = []
     ops = list(f.body.block.ops) if len(f.body.blocks) == 1 else []
     if not ops or any(op.regions for op in ops):  # nested regions: visit every op inside
         ops = list(f.body.walk())
     for op in ops:
         found = run.rule_of(op)
         if found is not None:
-            records.append(infer_op(op, found, rule, model, run))
+            infer_op(op, found, rule, model, run, records)
             continue
         if op is f or not any(isinstance(v.type, GlobalTensorType) for v in (*op.operands, *op.results)):
             continue
@@ -273,7 +274,6 @@ def infer_function(f: func.FuncOp, rule: str, model: CommModel, run: _Run | None
             continue
         raise OpError(op, f"{describe_op(op)}: {op.name} has no SBP signature rule")
     f.update_function_type()
-    return records
 
 
 def _check_explicit(op: Operation) -> None:
@@ -288,19 +288,21 @@ def _check_explicit(op: Operation) -> None:
     op.attributes["sbp.signature"] = SignatureAttr(ins, outs)
 
 
-def infer_op(op: Operation, rule: SbpRule, rule_name: str, model: CommModel, run: _Run | None = None) -> OpRecord:
+def infer_op(op: Operation, rule: SbpRule, rule_name: str, model: CommModel, run: _Run | None = None,
+             records: list[OpRecord] | None = None) -> Decision:
+    """Infer one op: type its results, set its `sbp.signature`, append its record to `records`."""
     if run is None or run.model is not model:
         run = _Run(model)
     in_types = tuple([v.type for v in op.operands])
     infos = [run.type_info(t) for t in in_types]
-    placement, hierarchy = run.placement(op, in_types[0])  # type: ignore[arg-type]
-    assert isinstance(placement, PlacementOp)
-    first = infos[0].placement
-    if any(info.placement != first for info in infos):
-        raise OpError(op, f"{describe_op(op)}: operands are on different placements")
-    in_sbps = tuple([info.nd_sbp for info in infos])
-    if None in in_sbps:
-        in_sbps = tuple(_sbp_of(op, v, i) for i, v in enumerate(op.operands))  # raises for the first
+    first = infos[0]
+    for info in infos:  # a plain loop: `None in sbps` would call each attribute's __eq__
+        if info.placement != first.placement:
+            raise OpError(op, f"{describe_op(op)}: operands are on different placements")
+        if info.nd_sbp is None:
+            for i, v in enumerate(op.operands):
+                _sbp_of(op, v, i)  # raises for the first operand without an SBP
+    hierarchy = run.hierarchy(op, first.placement)
     hint = op.attributes.get("sbp.hint")
     if hint is not None:
         _check_hint(op, hint)
@@ -311,14 +313,15 @@ def infer_op(op: Operation, rule: SbpRule, rule_name: str, model: CommModel, run
     # Everything the decision depends on: the op, each input's type key (ND-SBP included), the
     # mesh, the hint and required result SBPs, the rule and the cost model.
     key = (
-        _op_key(op, out_shapes), tuple([info.key for info in infos]), hierarchy, hint,
+        op.name, tuple(sorted([(k, _property_key(v)) for k, v in op.properties.items()])) if op.properties else (),
+        out_shapes, tuple([info.key for info in infos]), hierarchy, hint,
         tuple([None if r is None else run.nd_index(r) for r in required]) if constrained else (),
         rule_name, run.model_index,
     )
     decision = _MEMO.get(key)
     if decision is None:
         meta = OpMeta(
-            rule_name, hierarchy, in_types, in_sbps,  # type: ignore[arg-type]
+            rule_name, hierarchy, in_types, tuple([info.nd_sbp for info in infos]),  # type: ignore[arg-type]
             # OneFlow's OrderValue is 0 whenever the conf has an entry; an all-`?` hint has none.
             constrained=constrained
             or (hint is not None and any(isinstance(e, NdSbpAttr) for e in (*hint.inputs.data, *hint.outputs.data))),
@@ -331,7 +334,9 @@ def infer_op(op: Operation, rule: SbpRule, rule_name: str, model: CommModel, run
         if want is None:  # a result written with an SBP is one the candidates had to produce
             _set_type(r, run.result_type(ty, nd, shape))
     op.attributes["sbp.signature"] = run.signature(decision)
-    return OpRecord(op, decision, in_types, in_sbps)  # type: ignore[arg-type]
+    if records is not None:
+        records.append(OpRecord(op, decision, in_types, tuple([info.nd_sbp for info in infos])))  # type: ignore[arg-type]
+    return decision
 
 
 def _check_hint(op: Operation, hint: Attribute) -> None:

@@ -23,8 +23,9 @@ from operator import itemgetter
 from xdsl.dialects.builtin import IntegerType
 from xdsl.ir import Operation
 
+from dialects.errors import OpError
 from dialects.sbp import GlobalTensorType, NdSbpAttr, PartialAttr, SignatureAttr
-from dialects.sbp_ops import PlacementOp, lookup_placement
+from dialects.sbp_ops import describe_op, lookup_placement_named
 from dialects.sharding import fits_shape
 from dialects.signatures import NdSig, SbpRule, Sig
 from passes.cost_model import (
@@ -396,7 +397,7 @@ class _Run:
         self._signatures: dict[int, tuple[NdSig, SignatureAttr]] = {}
         self.scans: dict[tuple[int, ...], tuple[int, float]] = {}
         self._inputs: dict[tuple[object, ...], _InputCosts] = {}
-        self._placements: dict[tuple[int, str], tuple[object, PlacementOp | None, tuple[int, ...]]] = {}
+        self._placements: dict[tuple[int, str], tuple[object, tuple[int, ...]]] = {}
         self._rules: dict[type[Operation], SbpRule | None] = {}
         self._results: dict[tuple[object, ...], GlobalTensorType] = {}
         self._fits: dict[tuple[object, ...], bool] = {}
@@ -505,17 +506,18 @@ class _Run:
             found = self._inputs[key] = _InputCosts(self, ty, have, hierarchy)
         return found
 
-    def placement(self, op: Operation, ty: GlobalTensorType) -> tuple[PlacementOp | None, tuple[int, ...]]:
-        """`lookup_placement(op, ty)` and its hierarchy. Ops with an SBP rule are no symbol
-        tables, so the lookup depends on the op's block only."""
+    def hierarchy(self, op: Operation, placement: str) -> tuple[int, ...]:
+        """The hierarchy of the placement named `placement`, seen from `op`. Ops with an SBP rule
+        are no symbol tables, so the lookup depends on the op's block only."""
         block = op.parent
-        key = (id(block), ty.placement_name)
+        key = (id(block), placement)
         found = self._placements.get(key)
         if found is None or block is None:
-            placement = lookup_placement(op, ty)
-            hierarchy = placement.get_hierarchy() if isinstance(placement, PlacementOp) else ()
-            found = self._placements[key] = (block, placement, hierarchy)
-        return found[1], found[2]  # type: ignore[return-value]
+            op_def = lookup_placement_named(op, placement)
+            if op_def is None:
+                raise OpError(op, f"{describe_op(op)}: placement @{placement} is not defined")
+            found = self._placements[key] = (block, op_def.get_hierarchy())
+        return found[1]
 
     def rule_of(self, op: Operation) -> SbpRule | None:
         cls = type(op)
@@ -524,10 +526,10 @@ class _Run:
         return self._rules[cls]
 
     def result_type(self, ty: GlobalTensorType, nd: NdSbpAttr, shape: tuple[int, ...]) -> GlobalTensorType:
-        """`ty.with_sbp(nd)` (`shape` is ty's), one object per distinct result type. Element types
-        and layouts are keyed by id: the cached type holds the objects, so no id is reused. The
-        placement is a flat symbol (the type verifier rejects nested references)."""
-        key = (shape, id(ty.element_type), ty.placement.root_reference.data, id(ty.layout), self.nd_index(nd))
+        """`ty.with_sbp(nd)` (`shape` is ty's), one object per distinct result type. Element types,
+        layouts and ND-SBPs are keyed by id: the cached type holds the objects, so no id is reused.
+        The placement is a flat symbol (the type verifier rejects nested references)."""
+        key = (shape, id(ty.element_type), ty.placement.root_reference.data, id(ty.layout), id(nd))
         found = self._results.get(key)
         if found is None:
             found = self._results[key] = ty.with_sbp(nd)
