@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import abc
 import itertools
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -67,6 +67,12 @@ class SbpRule(OpTrait, abc.ABC):
         """Partial max/min signatures OneFlow lacks (used by rule=cost only)."""
         return []
 
+    def list_key(self, op: Operation, in_shapes: tuple[tuple[int, ...], ...]) -> Hashable:
+        """Everything `signatures` and `extremum_signatures` read of the op (its input shapes are
+        `in_shapes`), so that ops of this rule with equal keys share their 1-D lists; None: the
+        lists are not shared (the rule reads more than a key would cheaply hold)."""
+        return None
+
     def nd_signatures(self, op: Operation, hierarchy: Sequence[int], product: list[NdSig]) -> list[NdSig]:
         """OneFlow's `EnumerateNdSbpSignatures` hook on an ND mesh: the candidate list given the
         direct product of the per-axis lists (most ops keep the product as it is)."""
@@ -120,6 +126,14 @@ def broadcast_split_signatures(a: Sequence[int], b: Sequence[int]) -> list[Sig]:
     return sigs
 
 
+def broadcast_pattern(a: Sequence[int], b: Sequence[int]) -> Hashable:
+    """What `broadcast_split_signatures` (and add_n's `a == b`) read of two shapes: the ranks and,
+    when they agree, per axis whether the extents are equal and which are 1."""
+    if len(a) != len(b):
+        return (len(a), len(b))
+    return (len(a), len(b), tuple([(x == y, x == 1, y == 1) for x, y in zip(a, b, strict=True)]))
+
+
 @dataclass(frozen=True)
 class BinaryRule(SbpRule):
     """Broadcast binary ops. `partials` are OneFlow's P signatures of the op; `add_n` marks
@@ -146,6 +160,10 @@ class BinaryRule(SbpRule):
         p = partial(self.extremum)
         return [((p, p), (p,))]
 
+    def list_key(self, op: Operation, in_shapes: tuple[tuple[int, ...], ...]) -> Hashable:
+        a, b = in_shapes
+        return broadcast_pattern(a, b)
+
 
 _PART = {"P": P_SUM, "B": _B}
 
@@ -167,6 +185,11 @@ class UnaryRule(SbpRule):
         if self.partial_sum:
             sigs.append(((P_SUM,), (P_SUM,)))
         return sigs
+
+    def list_key(self, op: Operation, in_shapes: tuple[tuple[int, ...], ...]) -> Hashable:
+        if not self.wraps_on_integers:
+            return len(in_shapes[0])
+        return (len(in_shapes[0]), isinstance(op.operands[0].type.element_type, IntegerType))  # type: ignore[attr-defined]
 
     def extremum_signatures(self, op: Operation, n: int) -> list[Sig]:
         if self.wraps_on_integers and isinstance(op.operands[0].type.element_type, IntegerType):  # type: ignore[attr-defined]
@@ -217,6 +240,18 @@ class MatmulRule(SbpRule):
         sigs.append(((_B, P_SUM), (P_SUM,)))
         return sigs
 
+    def list_key(self, op: Operation, in_shapes: tuple[tuple[int, ...], ...]) -> Hashable:
+        sa, sb = in_shapes
+        out_rank = max(len(sa), len(sb))
+        batch = []
+        for i in range(out_rank - 2):  # the batch axes as `signatures` reads them
+            ia, ib = i - (out_rank - len(sa)), i - (out_rank - len(sb))
+            da = sa[ia] if ia >= 0 else None
+            db = sb[ib] if ib >= 0 else None
+            batch.append((da is None, db is None, da == db, da == 1, db == 1))
+        flags = (op.properties.get("transpose_a") is not None, op.properties.get("transpose_b") is not None)
+        return (len(sa), len(sb), flags, tuple(batch))
+
 
 @dataclass(frozen=True)
 class ReduceRule(SbpRule):
@@ -254,6 +289,9 @@ class ReduceRule(SbpRule):
         p = partial(self.kind)
         return [*[((split(i),), (p,)) for i in sorted(axes)], ((p,), (p,))]
 
+    def list_key(self, op: Operation, in_shapes: tuple[tuple[int, ...], ...]) -> Hashable:
+        return self._axes(op)
+
 
 @dataclass(frozen=True)
 class TransposeRule(SbpRule):
@@ -267,6 +305,9 @@ class TransposeRule(SbpRule):
 
     def extremum_signatures(self, op: Operation, n: int) -> list[Sig]:
         return [((P_MAX,), (P_MAX,)), ((P_MIN,), (P_MIN,))]
+
+    def list_key(self, op: Operation, in_shapes: tuple[tuple[int, ...], ...]) -> Hashable:
+        return tuple(op.properties["perm"].get_values())  # type: ignore[attr-defined]
 
 
 def reshape_split_pairs(src: Sequence[int], dst: Sequence[int], n: int) -> list[tuple[int, int]]:

@@ -44,7 +44,7 @@ from dialects.sbp import GlobalTensorType, NdSbpAttr, SignatureAttr
 from dialects.sbp_ops import BoxingOp, CollectiveOp, ToGlobalOp, describe_op
 from dialects.signatures import NdSig, SbpRule, swap_with_last_filter
 from passes.cost_model import DEFAULT_MODEL, CommModel
-from passes.sbp_candidates import axis_lists, contains, format_nd_sig, nd_product
+from passes.sbp_candidates import contains, format_nd_sig, nd_product
 from passes.sbp_scoring import (
     Decision,
     OpMeta,
@@ -118,7 +118,7 @@ def _property_key(attr: Attribute) -> object:
 def decide(op: Operation, rule: SbpRule, meta: OpMeta, hint: SignatureAttr | None,
            required: tuple[NdSbpAttr | None, ...], key: tuple[object, ...]) -> Decision:
     """The decision for an op meta not in the memo; `key` is its memo key (see `infer_op`)."""
-    run = meta.ensure_run()
+    run = meta.run
     complete = meta.rule == "cost"
     one_d = len(meta.hierarchy) == 1
     op_part = key[:3]  # the op's name, properties and result shapes
@@ -129,8 +129,8 @@ def decide(op: Operation, rule: SbpRule, meta: OpMeta, hint: SignatureAttr | Non
     if cands is None:
         # Ops whose rules give the same per-axis lists (equal up to, say, a scalar) share the
         # product, and the shape filter too when their input shapes agree.
-        lists = axis_lists(rule, op, meta.hierarchy, complete)
-        product_key = (run.lists_key(lists), len(op.operands), len(op.results))
+        lists, lists_key = run.axis_lists(rule, op, meta.hierarchy, complete, shapes)
+        product_key = (lists_key, len(op.operands), len(op.results))
         hooked = not one_d and type(rule).nd_signatures is not SbpRule.nd_signatures
         fitting_key = (product_key, shapes, meta.hierarchy, one_d or complete, op_part if hooked else None)
         cands = run.fitting.get(fitting_key)
@@ -321,13 +321,12 @@ def infer_op(op: Operation, rule: SbpRule, rule_name: str, model: CommModel, run
     decision = _MEMO.get(key)
     if decision is None:
         meta = OpMeta(
-            rule_name, hierarchy, in_types, tuple([info.nd_sbp for info in infos]),  # type: ignore[arg-type]
+            rule_name, hierarchy, tuple(infos),
             # OneFlow's OrderValue is 0 whenever the conf has an entry; an all-`?` hint has none.
             constrained=constrained
             or (hint is not None and any(isinstance(e, NdSbpAttr) for e in (*hint.inputs.data, *hint.outputs.data))),
-            model=model,
-            out_shapes=out_shapes,
             run=run,
+            out_shapes=out_shapes,
         )
         decision = decide(op, rule, meta, hint, required, key)  # type: ignore[arg-type]
     for r, ty, shape, want, nd in zip(op.results, out_types, out_shapes, required, decision.chosen[1], strict=True):

@@ -29,7 +29,6 @@ from dialects.sbp_ops import describe_op, lookup_placement_named
 from dialects.sharding import fits_shape
 from dialects.signatures import NdSig, SbpRule, Sig
 from passes.cost_model import (
-    DEFAULT_MODEL,
     FLT_MAX,
     VALID_MAX_COPY_COST,
     CommModel,
@@ -41,7 +40,7 @@ from passes.cost_model import (
     step_time,
     transition_time,
 )
-from passes.sbp_candidates import byte_size, element_bytes
+from passes.sbp_candidates import axis_lists, byte_size, element_bytes
 
 # ---------------------------------------------------------------------------
 # Selection
@@ -116,36 +115,44 @@ def input_comm_terms(
 
 @dataclass(slots=True)
 class OpMeta:
+    """What a decision reads of an op: its inputs (as the run's `_TypeInfo`s), the mesh, whether
+    a hint or result SBP constrains it, the result shapes."""
+
     rule: str
     hierarchy: tuple[int, ...]
-    in_types: tuple[GlobalTensorType, ...]
-    in_sbps: tuple[NdSbpAttr, ...]
+    infos: tuple[_TypeInfo, ...]
     constrained: bool
-    model: CommModel = field(default=DEFAULT_MODEL)
+    run: _Run
     out_shapes: tuple[tuple[int, ...], ...] = ()
-    run: _Run | None = field(default=None, repr=False, compare=False)
     _inputs: list[_InputCosts] | None = field(default=None, init=False, repr=False, compare=False)
 
-    def ensure_run(self) -> _Run:
-        if self.run is None or self.run.model is not self.model:
-            self.run = _Run(self.model)
-        return self.run
+    @classmethod
+    def of_types(cls, rule: str, hierarchy: tuple[int, ...], in_types: tuple[GlobalTensorType, ...],
+                 model: CommModel) -> OpMeta:
+        """A meta read afresh from input types, in a run of its own (the report's late pricing)."""
+        run = _Run(model)
+        return cls(rule, hierarchy, tuple([run.type_info(t) for t in in_types]), False, run)
+
+    @property
+    def model(self) -> CommModel:
+        return self.run.model
+
+    @property
+    def in_types(self) -> tuple[GlobalTensorType, ...]:
+        return tuple([info.ty for info in self.infos])
 
     def inputs(self) -> list[_InputCosts]:
         """The cached per-input costs of the operands (shared by the ops of a run with equal inputs)."""
         if self._inputs is None:
-            run = self.ensure_run()
-            self._inputs = [run.input_costs(t, have, self.hierarchy) for t, have in zip(
-                self.in_types, self.in_sbps, strict=True)]
+            self._inputs = [self.run.input_costs(info, self.hierarchy) for info in self.infos]
         return self._inputs
 
     def have_indices(self) -> tuple[int, ...]:
         """The `_ND_INDEX` of each input's ND-SBP."""
-        run = self.ensure_run()
-        return tuple([run.nd_index(have) for have in self.in_sbps])
+        return tuple([info.nd_index for info in self.infos])
 
     def table(self, cands: list[NdSig]) -> _CandidateTable:
-        return self.ensure_run().table(cands)
+        return self.run.table(cands)
 
     def eager_costs(self, cands: list[NdSig]) -> list[float]:
         """Per candidate, the sum over the inputs of OneFlow's eager ND copy cost. The columns
@@ -154,7 +161,7 @@ class OpMeta:
         inputs = self.inputs()
         if not inputs:
             return [0.0] * len(cands)
-        run = self.ensure_run()
+        run = self.run
         table = run.table(cands)
         columns = []
         for i, costs in enumerate(inputs):
@@ -171,7 +178,7 @@ class OpMeta:
 
     def comm_us_later(self, sig: NdSig) -> Callable[[], float]:
         """`comm_us(sig)` on first call; holds the input types, not the run's caches."""
-        return partial(_priced_later, self.in_types, self.in_sbps, self.hierarchy, self.model, sig)
+        return partial(_priced_later, self.in_types, self.hierarchy, self.model, sig)
 
     def comm_us(self, sig: NdSig) -> float:
         """Modelled time of the input boxing `sig` needs.
@@ -187,10 +194,9 @@ class OpMeta:
 
 
 def _priced_later(
-    in_types: tuple[GlobalTensorType, ...], in_sbps: tuple[NdSbpAttr, ...], hierarchy: tuple[int, ...],
-    model: CommModel, sig: NdSig,
+    in_types: tuple[GlobalTensorType, ...], hierarchy: tuple[int, ...], model: CommModel, sig: NdSig
 ) -> float:
-    return OpMeta("", hierarchy, in_types, in_sbps, False, model).comm_us(sig)
+    return OpMeta.of_types("", hierarchy, in_types, model).comm_us(sig)
 
 
 def select_oneflow_1d(cands: list[NdSig], meta: OpMeta) -> Decision:
@@ -227,7 +233,7 @@ def select_oneflow_nd(cands: list[NdSig], meta: OpMeta) -> Decision:
         )
     # Ops of different kinds share candidate lists (equal per-axis lists) and inputs: the scan
     # depends on those alone, so a run does it once per pair.
-    run = meta.ensure_run()
+    run = meta.run
     scan_key = (id(cands), *map(id, meta.inputs()))
     found = run.scans.get(scan_key)
     if found is None:
@@ -260,14 +266,13 @@ def _greedy_scan(costs: list[float], table: _CandidateTable, have: tuple[int, ..
 def _scored_nd_later(cands: list[NdSig], meta: OpMeta) -> Callable[[], list[Candidate]]:
     """The scored ND candidates, built on first read from the input types alone (a decision is
     memoised across runs and must not keep a run's caches alive)."""
-    return partial(_scored_nd, cands, meta.in_types, meta.in_sbps, meta.hierarchy, meta.model)
+    return partial(_scored_nd, cands, meta.in_types, meta.hierarchy, meta.model)
 
 
 def _scored_nd(
-    cands: list[NdSig], in_types: tuple[GlobalTensorType, ...], in_sbps: tuple[NdSbpAttr, ...],
-    hierarchy: tuple[int, ...], model: CommModel,
+    cands: list[NdSig], in_types: tuple[GlobalTensorType, ...], hierarchy: tuple[int, ...], model: CommModel,
 ) -> list[Candidate]:
-    meta = OpMeta("oneflow", hierarchy, in_types, in_sbps, False, model)
+    meta = OpMeta.of_types("oneflow", hierarchy, in_types, model)
     return [
         Candidate(c, 0.0, min(cost, FLT_MAX), meta.comm_us_later(c))
         for c, cost in zip(cands, meta.eager_costs(cands), strict=True)
@@ -296,6 +301,12 @@ def select_cost(cands: list[NdSig], meta: OpMeta) -> Decision:
     return Decision(scored, cands[best], f"lowest modelled boxing time {times[best]:.3f} us", times[best])
 
 
+def _lists_key(lists: list[list[Sig]]) -> tuple[object, ...]:
+    """Per-axis 1-D lists by the ids of their entries (the caller keeps them referenced)."""
+    sides = tuple(chain.from_iterable(chain.from_iterable(lists)))  # (ins, outs) of every signature
+    return (tuple(map(len, lists)), tuple(map(len, sides)), tuple(map(id, chain.from_iterable(sides))))
+
+
 _ND_INDEX: dict[NdSbpAttr, int] = {}
 """A small int per distinct ND-SBP value (the memo keys hold these, not attribute trees)."""
 
@@ -318,11 +329,12 @@ class _InputCosts:
 
     __slots__ = ("_comm", "_ibn", "eager_by_index", "have", "have_index", "hierarchy", "run", "shape", "size", "ty")
 
-    def __init__(self, run: _Run, ty: GlobalTensorType, have: NdSbpAttr, hierarchy: tuple[int, ...]):
-        self.run, self.ty, self.have, self.hierarchy = run, ty, have, hierarchy
-        self.have_index = run.nd_index(have)
-        self.shape: tuple[int, ...] = run.type_info(ty).key[0]  # type: ignore[assignment]
-        self.size = byte_size(ty)
+    def __init__(self, run: _Run, info: _TypeInfo, hierarchy: tuple[int, ...]):
+        assert info.nd_sbp is not None
+        self.run, self.ty, self.have, self.hierarchy = run, info.ty, info.nd_sbp, hierarchy
+        self.have_index = info.nd_index
+        self.shape: tuple[int, ...] = info.key[0]  # type: ignore[assignment]
+        self.size = byte_size(info.ty)
         self._comm: dict[int, tuple[float, ...]] = {}
         self.eager_by_index: dict[int, float] = {}
         """`eager_cost` by the needed ND-SBP's `_ND_INDEX`."""
@@ -402,6 +414,7 @@ class _Run:
         self._results: dict[tuple[object, ...], GlobalTensorType] = {}
         self._fits: dict[tuple[object, ...], bool] = {}
         self._lists: list[object] = []
+        self._axis_lists: dict[tuple[object, ...], tuple[list[list[Sig]], tuple[object, ...]]] = {}
         self.candidates: dict[tuple[object, ...], list[NdSig]] = {}
         self.products: dict[tuple[object, ...], list[NdSig]] = {}
         self.columns: dict[tuple[object, ...], tuple[float, ...]] = {}
@@ -433,11 +446,20 @@ class _Run:
             return by_shape
         return found
 
-    def lists_key(self, lists: list[list[Sig]]) -> tuple[object, ...]:
-        """Per-axis 1-D lists by the ids of their entries (kept referenced for the run)."""
-        self._lists.append(lists)
-        sides = tuple(chain.from_iterable(chain.from_iterable(lists)))  # (ins, outs) of every signature
-        return (tuple(map(len, lists)), tuple(map(len, sides)), tuple(map(id, chain.from_iterable(sides))))
+    def axis_lists(self, rule: SbpRule, op: Operation, hierarchy: tuple[int, ...], complete: bool,
+                   in_shapes: tuple[tuple[int, ...], ...]) -> tuple[list[list[Sig]], tuple[object, ...]]:
+        """`axis_lists` of the op and a key telling them apart by value: ops of one kind whose
+        rule gives them equal `list_key`s share their lists."""
+        list_key = rule.list_key(op, in_shapes)
+        key = None if list_key is None else (type(op), list_key, hierarchy, complete)
+        found = None if key is None else self._axis_lists.get(key)
+        if found is None:
+            lists = axis_lists(rule, op, hierarchy, complete)
+            found = (lists, _lists_key(lists))
+            if key is not None:
+                self._axis_lists[key] = found
+            self._lists.append(lists)  # lists_key holds the ids of their entries
+        return found
 
     def fitting_column(self, cands: list[NdSig], i: int, shape: tuple[int, ...],
                        hierarchy: tuple[int, ...]) -> list[bool] | None:
@@ -498,12 +520,18 @@ class _Run:
             found = self._elements[id(elt)] = (element_bytes(ty), isinstance(elt, IntegerType))
         return found
 
-    def input_costs(self, ty: GlobalTensorType, have: NdSbpAttr, hierarchy: tuple[int, ...]) -> _InputCosts:
-        shape, nbytes, _, _ = self.type_info(ty).key
-        key = (shape, nbytes, self.nd_index(have), hierarchy)
+    def input_costs(self, info: _TypeInfo, hierarchy: tuple[int, ...]) -> _InputCosts:
+        """The costs of an input, shared by the inputs of equal shape, element size and ND-SBP
+        (kept on its `_TypeInfo` too, for the next op reading the same type)."""
+        found = info.costs
+        if found is not None and found.hierarchy == hierarchy:
+            return found
+        shape, nbytes, _, have = info.key
+        key = (shape, nbytes, have, hierarchy)
         found = self._inputs.get(key)
         if found is None:
-            found = self._inputs[key] = _InputCosts(self, ty, have, hierarchy)
+            found = self._inputs[key] = _InputCosts(self, info, hierarchy)
+        info.costs = found
         return found
 
     def hierarchy(self, op: Operation, placement: str) -> tuple[int, ...]:
@@ -539,13 +567,15 @@ class _Run:
 class _TypeInfo:
     """One type as plain values. `key`: (shape, element bytes, integer-ness, ND-SBP index or
     None), all a decision reads of an input type (rules may depend on integer-ness);
-    `placement`: the placement's symbol name."""
+    `placement`: the placement's symbol name; `costs`: its `_InputCosts` once read as an input."""
 
-    __slots__ = ("key", "nd_sbp", "placement", "ty")
+    __slots__ = ("costs", "key", "nd_index", "nd_sbp", "placement", "ty")
 
     def __init__(self, run: _Run, ty: GlobalTensorType):
         self.ty = ty
         nd = self.nd_sbp = ty.nd_sbp
         shape = ty.get_shape()
         self.placement = ty.placement.root_reference.data  # a flat symbol (verified)
-        self.key = (shape, *run.element_facts(ty), None if nd is None else run.nd_index(nd))
+        self.nd_index = None if nd is None else run.nd_index(nd)
+        self.key = (shape, *run.element_facts(ty), self.nd_index)
+        self.costs: _InputCosts | None = None

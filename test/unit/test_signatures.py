@@ -6,7 +6,9 @@ Signatures are written `"in0,in1->out"` with OneFlow's names (S(i), B, P, P(max)
 
 from __future__ import annotations
 
+import itertools
 import math
+from collections.abc import Iterator
 
 import numpy as np
 import pytest
@@ -28,17 +30,19 @@ _CTX = Context()
 register_dialects(_CTX)
 
 
-def _ty(shape: tuple[int, ...], sbp: str = "B") -> str:
+def _ty(shape: tuple[int, ...], sbp: str = "B", elt: str = "f32") -> str:
     dims = "x".join(str(d) for d in shape)
-    return f"!sbp.tensor<{dims + 'x' if dims else ''}f32, @p, [{sbp}]>"
+    return f"!sbp.tensor<{dims + 'x' if dims else ''}{elt}, @p, [{sbp}]>"
 
 
-def make_op(name: str, ins: list[tuple[int, ...]], out: tuple[int, ...], props: str = "") -> Operation:
+def make_op(
+    name: str, ins: list[tuple[int, ...]], out: tuple[int, ...], props: str = "", elt: str = "f32"
+) -> Operation:
     """One `name` op (generic form) with operands of shapes `ins` and a result of shape `out`."""
-    args = ", ".join(f"%a{i}: {_ty(s)}" for i, s in enumerate(ins))
+    args = ", ".join(f"%a{i}: {_ty(s, elt=elt)}" for i, s in enumerate(ins))
     operands = ", ".join(f"%a{i}" for i in range(len(ins)))
-    in_types = ", ".join(_ty(s) for s in ins)
-    out_ty = _ty(out).replace(", [B]>", ">")
+    in_types = ", ".join(_ty(s, elt=elt) for s in ins)
+    out_ty = _ty(out, elt=elt).replace(", [B]>", ">")
     text = (
         'sbp.placement @p "cpu" [0, 1]\n'
         f"func.func @f({args}) {{\n"
@@ -321,6 +325,76 @@ def test_axis_size_independence_is_declared(name: str, ins: list, out: tuple, pr
     if not rule.reads_axis_size:
         assert all(v == lists[2] for v in lists.values())
     assert [fmt(s) for s in axis_lists(rule, op, (2, 3), complete=True)[1]] == complete_list(op, 3)
+
+
+def _list_key_cases() -> Iterator[tuple[str, list[tuple[int, ...]], tuple[int, ...], str, str]]:
+    """Ops of every rule with a `list_key`, over shapes, properties and element types."""
+    shapes = [(), (1,), (4,), (1, 4), (4, 1), (4, 4), (2, 4), (1, 1), (3, 1, 4), (3, 2, 4), (3, 4, 4)]
+    for a, b in itertools.product(shapes, shapes):
+        try:
+            out = tuple(np.broadcast_shapes(a, b))
+        except ValueError:
+            continue
+        for name in ("sbp.add", "sbp.mul", "sbp.maximum", "sbp.sub"):
+            yield name, [a, b], out, "", "f32"
+        if out == a:
+            yield "sbp.fmod", [a, b], out, "", "f32"
+    for shape in shapes:
+        for name, props in (("sbp.relu", ""), ("sbp.exp", ""), ("sbp.add_scalar", "<{scalar = 2.0 : f32}>"),
+                            ("sbp.mul_scalar", "<{scalar = -1.5 : f32}>")):
+            yield name, [shape], shape, props, "f32"
+        for elt in ("f32", "i16"):
+            yield "sbp.neg", [shape], shape, "", elt
+            scalar = "3 : i16" if elt == "i16" else "3.0 : f32"
+            yield "sbp.add_scalar", [shape], shape, f"<{{scalar = {scalar}}}>", elt
+    batches = [(), (3,), (1,), (2, 3), (2, 1)]
+    for ba, bb in itertools.product(batches, batches):
+        try:
+            batch = tuple(np.broadcast_shapes(ba, bb))
+        except ValueError:
+            continue
+        for ta, tb in itertools.product((False, True), repeat=2):
+            a = (*ba, 4, 6) if ta else (*ba, 6, 4)
+            b = (*bb, 5, 4) if tb else (*bb, 4, 5)
+            flags = [f for f, on in (("transpose_a", ta), ("transpose_b", tb)) if on]
+            yield "sbp.matmul", [a, b], (*batch, 6, 5), f"<{{{', '.join(flags)}}}>" if flags else "", "f32"
+    for shape in [(4,), (4, 6), (2, 4, 6), (4, 4, 4)]:
+        for k in range(1, len(shape) + 1):
+            for axes in itertools.combinations(range(len(shape)), k):
+                for keep in (False, True):
+                    out = tuple(1 if i in axes else d for i, d in enumerate(shape)) if keep else tuple(
+                        d for i, d in enumerate(shape) if i not in axes)
+                    props = f"<{{axes = array<i64: {', '.join(map(str, axes))}>{', keepdims' if keep else ''}}}>"
+                    for name in ("sbp.reduce_sum", "sbp.reduce_max"):
+                        yield name, [shape], out, props, "f32"
+        for perm in itertools.permutations(range(len(shape))):
+            out = tuple(shape[p] for p in perm)
+            yield "sbp.transpose", [shape], out, f"<{{perm = array<i64: {', '.join(map(str, perm))}>}}>", "f32"
+
+
+def test_list_key_holds_everything_the_lists_read() -> None:
+    """`infer-sbp` shares the 1-D lists of ops of one kind whose rule gives equal `list_key`s:
+    such ops must have equal lists, OneFlow's and rule=cost's, on every axis size."""
+    groups: dict[tuple[object, ...], list[tuple[str, object]]] = {}
+    for name, ins, out, props, elt in _list_key_cases():
+        op = make_op(name, ins, out, props, elt)
+        rule = op.get_trait(SbpRule)
+        assert rule is not None
+        key = rule.list_key(op, tuple(tuple(v.type.get_shape()) for v in op.operands))  # type: ignore[attr-defined]
+        assert key is not None, name
+        lists = [(oneflow_list(op, n), complete_list(op, n)) for n in (2, 3, 4)]
+        groups.setdefault((type(op), key), []).append((f"{name} {ins} {props} {elt}", lists))
+    for members in groups.values():
+        first_case, first_lists = members[0]
+        for case, lists in members[1:]:
+            assert lists == first_lists, f"{case} and {first_case} share a list_key"
+    assert sum(len(m) > 1 for m in groups.values()) > 20  # the keys do share
+
+
+def test_reshape_lists_are_not_shared() -> None:
+    op = make_op("sbp.reshape", [(6, 4)], (24,))
+    rule = op.get_trait(SbpRule)
+    assert rule is not None and rule.list_key(op, ((6, 4),)) is None
 
 
 def test_reshape_reads_the_axis_size() -> None:
