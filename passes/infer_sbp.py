@@ -132,7 +132,11 @@ def decide(op: Operation, rule: SbpRule, meta: OpMeta, hint: SignatureAttr | Non
         lists, lists_key = run.axis_lists(rule, op, meta.hierarchy, complete, shapes)
         product_key = (lists_key, len(op.operands), len(op.results))
         hooked = not one_d and type(rule).nd_signatures is not SbpRule.nd_signatures
-        fitting_key = (product_key, shapes, meta.hierarchy, one_d or complete, op_part if hooked else None)
+        # The shape filter reads a shape only through `fits_shape`, which passes every split of an
+        # extent of at least the device count: extents are capped there (the rule's ND hook
+        # reads the shapes themselves).
+        fit_shapes = shapes if hooked else run.fit_classes(shapes, meta.hierarchy)
+        fitting_key = (product_key, fit_shapes, meta.hierarchy, one_d or complete, op_part if hooked else None)
         cands = run.fitting.get(fitting_key)
         if cands is None:
             product = run.products.get(product_key)
@@ -142,7 +146,7 @@ def decide(op: Operation, rule: SbpRule, meta: OpMeta, hint: SignatureAttr | Non
                 product = rule.nd_signatures(op, meta.hierarchy, product)
             # Storage4NdSbp on the inputs, decided once per input position and distinct ND-SBP.
             keep: list[bool] | None = None
-            for i, shape in enumerate(shapes):
+            for i, shape in enumerate(fit_shapes):
                 fit = run.fitting_column(product, i, shape, meta.hierarchy)
                 if fit is not None:
                     keep = fit if keep is None else list(map(operator.and_, keep, fit))

@@ -14,6 +14,7 @@ report reads are computed on first read.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
@@ -413,6 +414,7 @@ class _Run:
         self._rules: dict[type[Operation], SbpRule | None] = {}
         self._results: dict[tuple[object, ...], GlobalTensorType] = {}
         self._fits: dict[tuple[object, ...], bool] = {}
+        self._fit_classes: dict[tuple[object, ...], tuple[object, ...]] = {}
         self._lists: list[object] = []
         self._axis_lists: dict[tuple[object, ...], tuple[list[list[Sig]], tuple[object, ...]]] = {}
         self.candidates: dict[tuple[object, ...], list[NdSig]] = {}
@@ -459,6 +461,16 @@ class _Run:
             if key is not None:
                 self._axis_lists[key] = found
             self._lists.append(lists)  # lists_key holds the ids of their entries
+        return found
+
+    def fit_classes(self, shapes: tuple[tuple[int, ...], ...], hierarchy: tuple[int, ...]) -> tuple[object, ...]:
+        """`shapes` with every extent capped at the device count: `fits_shape` gives the same
+        answer for the capped shape (an extent of at least prod(hierarchy) fits every split)."""
+        key = (shapes, hierarchy)
+        found = self._fit_classes.get(key)
+        if found is None:
+            cap = math.prod(hierarchy)
+            found = self._fit_classes[key] = tuple([tuple([min(d, cap) for d in s]) for s in shapes])
         return found
 
     def fitting_column(self, cands: list[NdSig], i: int, shape: tuple[int, ...],

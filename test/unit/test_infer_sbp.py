@@ -16,9 +16,12 @@ from xdsl.ir import Operation
 from xdsl.parser import Parser
 
 from dialects.sbp import BROADCAST, nd_sbp, partial, split
+from dialects.sharding import fits_shape
 from dialects.signatures import SbpRule, swap_with_last_filter
+from passes.cost_model import DEFAULT_MODEL
 from passes.infer_sbp import infer_module
 from passes.sbp_candidates import axis_list, axis_lists, nd_candidates, nd_product
+from passes.sbp_scoring import _Run
 from tools.sbp_opt import register_dialects
 
 _CTX = Context()
@@ -227,6 +230,21 @@ def test_size_one_mesh_axes_price_split_inputs(hierarchy: tuple[int, ...]) -> No
         chosen_ins = record.decision.chosen[0]
         if lhs == rhs:  # kAllMatch: the inputs' own signature
             assert [nd.short_str() for nd in chosen_ins] == [lhs, rhs]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    hierarchy=st.sampled_from([(2,), (4,), (2, 4), (3, 2), (2, 1, 2), (2, 2, 2)]),
+    shape=st.lists(st.integers(0, 20), max_size=3).map(tuple),
+    entries=st.lists(st.sampled_from(["B", "P", "S0", "S1", "S2"]), min_size=3, max_size=3),
+)
+def test_capped_extents_fit_alike(hierarchy: tuple[int, ...], shape: tuple[int, ...], entries: list[str]) -> None:
+    """The shape filter keys candidate lists by shapes with extents capped at the device count
+    (`_Run.fit_classes`): `fits_shape` must not tell a shape from its capped form."""
+    nd = nd_sbp(*[BROADCAST if e == "B" else partial() if e == "P" else split(int(e[1])) for e in entries[
+        :len(hierarchy)]])
+    (capped,) = _Run(DEFAULT_MODEL).fit_classes((shape,), hierarchy)
+    assert fits_shape(nd, capped, hierarchy) == fits_shape(nd, shape, hierarchy)
 
 
 def test_memo_returns_identical_decisions() -> None:
