@@ -39,7 +39,7 @@ def split_axes(sbp: NdSbpAttr) -> dict[int, list[int]]:
 
     found: dict[int, list[int]] = {}
     for mesh_axis, entry in enumerate(sbp):
-        if isinstance(entry, SplitAttr):
+        if type(entry) is SplitAttr:  # exact type: isinstance on an attribute class goes through ABCMeta
             found.setdefault(entry.dim, []).append(mesh_axis)
     return found
 
@@ -48,8 +48,15 @@ def local_slices(
     shape: Sequence[int], sbp: NdSbpAttr, hierarchy: Sequence[int], coord: Sequence[int]
 ) -> tuple[tuple[int, int], ...]:
     """Per tensor axis, the [start, stop) held by the rank at mesh coordinate `coord`."""
+    return split_slices(shape, split_axes(sbp), hierarchy, coord)
+
+
+def split_slices(
+    shape: Sequence[int], splits: dict[int, list[int]], hierarchy: Sequence[int], coord: Sequence[int]
+) -> tuple[tuple[int, int], ...]:
+    """`local_slices` given the ND-SBP's `split_axes` (to read them once for every rank)."""
     bounds = [(0, d) for d in shape]
-    for axis, mesh_axes in split_axes(sbp).items():
+    for axis, mesh_axes in splits.items():
         start, stop = bounds[axis]
         for m in mesh_axes:
             lo, hi = balanced_range(stop - start, hierarchy[m], coord[m])
@@ -77,7 +84,7 @@ def fits_shape(sbp: NdSbpAttr, shape: Sequence[int], hierarchy: Sequence[int]) -
 
     extents = list(shape)
     for d, entry in enumerate(sbp):
-        if isinstance(entry, SplitAttr):
+        if type(entry) is SplitAttr:
             if entry.dim >= len(extents) or extents[entry.dim] < hierarchy[d]:
                 return False
             extents[entry.dim] //= hierarchy[d]

@@ -30,7 +30,7 @@ from dialects.sbp import (
     partial,
     split,
 )
-from dialects.sharding import fits_shape, flat_pattern, local_slices
+from dialects.sharding import fits_shape, flat_pattern, split_axes, split_slices
 
 Sig = tuple[tuple[SbpAttr, ...], tuple[SbpAttr, ...]]
 """One 1-D signature: an SBP per operand, an SBP per result."""
@@ -462,7 +462,8 @@ def _measure(nd: NdSbpAttr) -> int:
     """OneFlow's `MesureNdSbp`: base-11 digits B=1, P=2, S(a)=3+a, mesh axis 0 most significant."""
     value = 0
     for entry in nd:
-        digit = 3 + entry.dim if isinstance(entry, SplitAttr) else 2 if isinstance(entry, PartialAttr) else 1
+        kind = type(entry)  # exact types: isinstance on an attribute class goes through ABCMeta
+        digit = 3 + entry.dim if kind is SplitAttr else 2 if kind is PartialAttr else 1
         value = value * 11 + digit
     return value
 
@@ -489,11 +490,12 @@ def reshape_keeps_order(
     by the mesh-axis size) or a divisible ND group split, and always holds: only nested or
     combined splits are checked rank by rank."""
     (nd_in,), (nd_out,) = sig
-    if sum(isinstance(e, SplitAttr) for e in nd_in) <= 1:
+    if sum([type(e) is SplitAttr for e in nd_in]) <= 1:
         return True
+    splits_in, splits_out = split_axes(nd_in), split_axes(nd_out)
     return all(
-        flat_pattern(src, local_slices(src, nd_in, hierarchy, c))
-        == flat_pattern(dst, local_slices(dst, nd_out, hierarchy, c))
+        flat_pattern(src, split_slices(src, splits_in, hierarchy, c))
+        == flat_pattern(dst, split_slices(dst, splits_out, hierarchy, c))
         for c in itertools.product(*(range(h) for h in hierarchy))
     )
 

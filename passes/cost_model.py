@@ -60,9 +60,9 @@ def ibn_copy_cost_1d(producer: SbpAttr, consumer: SbpAttr, size: float) -> float
     """OneFlow's 1-D sort key per input (sbp_parallel.cpp): 0, INT64_MAX, INT32_MAX or size."""
     if producer == consumer:
         return 0.0
-    if isinstance(consumer, PartialAttr):
+    if type(consumer) is PartialAttr:
         return INT64_MAX
-    if isinstance(producer, BroadcastAttr):
+    if type(producer) is BroadcastAttr:
         return INT32_MAX
     return size
 
@@ -92,13 +92,13 @@ def cost_1d_pricer(producer: SbpAttr, consumer: SbpAttr, n: int) -> Pricer:
     """ComputCopyCostBetweenTwoSbpParallel on the same devices (eager), as a function of size."""
     if producer == consumer:
         return _zero
-    if isinstance(consumer, PartialAttr):
+    if type(consumer) is PartialAttr:
         return lambda size: penalty_partial_consumer(size, n, n)
-    if isinstance(producer, BroadcastAttr):
+    if type(producer) is BroadcastAttr:
         return _one
-    if isinstance(consumer, SplitAttr) and isinstance(producer, SplitAttr):
+    if type(consumer) is SplitAttr and type(producer) is SplitAttr:
         return lambda size: size * (n - 1) / n
-    if isinstance(consumer, SplitAttr) or isinstance(producer, SplitAttr):
+    if type(consumer) is SplitAttr or type(producer) is SplitAttr:
         return lambda size: size * (n - 1)  # P->S, S->B
     return lambda size: 2.0 * size * (n - 1)  # P->B
 
@@ -149,7 +149,7 @@ def dim_reduce(
                 holding[k][last_axis[k]] = held
             entry = nds[k][d]
             reduced[k].append(entry)
-            if isinstance(entry, SplitAttr):
+            if type(entry) is SplitAttr:
                 last_axis[k] = entry.dim
                 found = holding[k].get(entry.dim)
                 last_holding[k] = sorted(found) if found is not None else [shape[entry.dim]]
@@ -163,7 +163,7 @@ def dim_reduce(
         if rh and all(nds[k][d] == reduced[k][-1] for k in range(2)):
             merged = rh[-1] * h
             if all(
-                not isinstance(nds[k][d], SplitAttr) or all(_can_merge_split(e, merged) for e in last_holding[k])
+                type(nds[k][d]) is not SplitAttr or all(_can_merge_split(e, merged) for e in last_holding[k])
                 for k in range(2)
             ):
                 rh[-1] = merged
@@ -190,9 +190,9 @@ def eager_nd_pricer(src: NdSbp, dst: NdSbp, hierarchy: Sequence[int], shape: Seq
         # OneFlow prices every axis with the total device count (its own comment admits the
         # resulting (B,S0)->(S0,S0) = 0 bug); reproduced as is.
         terms.append(cost_1d_pricer(a, b, total_n))
-        if isinstance(b, PartialAttr) and a != b:
+        if type(b) is PartialAttr and a != b:
             terms.append(lambda size: penalty_partial_consumer(size, total_n, total_n))
-        if normal and isinstance(a, SplitAttr) and a == b:
+        if normal and type(a) is SplitAttr and a == b:
             for j in range(i):
                 if rs[j] != rd[j] and (rs[j] == a or rd[j] == a):
                     normal = False
@@ -214,7 +214,7 @@ def eager_reads_shape(src: NdSbp, dst: NdSbp) -> bool:
     split along one tensor axis, i.e. two axes repeat their entries in both ND-SBPs and one of
     them splits (size-1 axes in between are dropped, so any two axes count)."""
     return any(
-        src[i] == src[j] and dst[i] == dst[j] and (isinstance(src[i], SplitAttr) or isinstance(dst[i], SplitAttr))
+        src[i] == src[j] and dst[i] == dst[j] and (type(src[i]) is SplitAttr or type(dst[i]) is SplitAttr)
         for i in range(len(src)) for j in range(i + 1, len(src))
     )
 
