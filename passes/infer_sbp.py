@@ -141,7 +141,8 @@ def decide(op: Operation, rule: SbpRule, meta: OpMeta, hint: SignatureAttr | Non
         if cands is None:
             product = run.products.get(product_key)
             if product is None:
-                product = run.products[product_key] = nd_product(lists, len(op.operands), len(op.results))
+                product = run.products[product_key] = nd_product(
+                    lists, len(op.operands), len(op.results), run.nd_by_entries)
             if hooked:  # OneFlow's EnumerateNdSbpSignatures (reshape)
                 product = rule.nd_signatures(op, meta.hierarchy, product)
             # Storage4NdSbp on the inputs, decided once per input position and distinct ND-SBP.
@@ -261,7 +262,8 @@ def infer_function(
                 f, f"func.func @{f.sym_name.data}: argument {i} ({arg.type.describe()}) has no SBP; "
                 "global inputs must carry one"
             )
-    ops = list(f.body.block.ops) if len(f.body.blocks) == 1 else []
+    # list(iter(...)): list(block.ops) would first walk the block to take its length
+    ops = list(iter(f.body.block.ops)) if len(f.body.blocks) == 1 else []
     if not ops or any(op.regions for op in ops):  # nested regions: visit every op inside
         ops = list(f.body.walk())
     for op in ops:
@@ -325,7 +327,7 @@ def infer_op(op: Operation, rule: SbpRule, rule_name: str, model: CommModel, run
     decision = _MEMO.get(key)
     if decision is None:
         meta = OpMeta(
-            rule_name, hierarchy, tuple(infos),
+            rule_name, hierarchy, tuple(infos), in_types,  # type: ignore[arg-type]
             # OneFlow's OrderValue is 0 whenever the conf has an entry; an all-`?` hint has none.
             constrained=constrained
             or (hint is not None and any(isinstance(e, NdSbpAttr) for e in (*hint.inputs.data, *hint.outputs.data))),

@@ -74,16 +74,22 @@ def nd_candidates(rule: SbpRule, op: Operation, hierarchy: Sequence[int], comple
     return rule.nd_signatures(op, hierarchy, product) if len(hierarchy) > 1 else product
 
 
-def nd_product(lists: Sequence[Sequence[Sig]], n_ins: int, n_outs: int) -> list[NdSig]:
-    """The ND candidates of per-axis 1-D lists, mesh axis 0 major."""
-    made: dict[tuple[int, ...], NdSbpAttr] = {}  # nd_sbp by entry ids; `lists` keeps the entries alive
+def nd_product(
+    lists: Sequence[Sequence[Sig]], n_ins: int, n_outs: int,
+    made: dict[tuple[int, ...], tuple[tuple[object, ...], NdSbpAttr]] | None = None,
+) -> list[NdSig]:
+    """The ND candidates of per-axis 1-D lists, mesh axis 0 major. `made` holds the ND-SBPs
+    built so far by the ids of their entries (with the entries, so no id is reused): hashing
+    attributes walks their parameters."""
+    if made is None:
+        made = {}
 
     def nd(entries: tuple[SbpAttr, ...]) -> NdSbpAttr:
         key = tuple(map(id, entries))
         found = made.get(key)
         if found is None:
-            found = made[key] = nd_sbp(*entries)
-        return found
+            found = made[key] = (entries, nd_sbp(*entries))
+        return found[1]
 
     result: list[NdSig] = []
     for combo in itertools.product(*lists):

@@ -122,6 +122,7 @@ class OpMeta:
     rule: str
     hierarchy: tuple[int, ...]
     infos: tuple[_TypeInfo, ...]
+    in_types: tuple[GlobalTensorType, ...]
     constrained: bool
     run: _Run
     out_shapes: tuple[tuple[int, ...], ...] = ()
@@ -132,15 +133,7 @@ class OpMeta:
                  model: CommModel) -> OpMeta:
         """A meta read afresh from input types, in a run of its own (the report's late pricing)."""
         run = _Run(model)
-        return cls(rule, hierarchy, tuple([run.type_info(t) for t in in_types]), False, run)
-
-    @property
-    def model(self) -> CommModel:
-        return self.run.model
-
-    @property
-    def in_types(self) -> tuple[GlobalTensorType, ...]:
-        return tuple([info.ty for info in self.infos])
+        return cls(rule, hierarchy, tuple([run.type_info(t) for t in in_types]), in_types, False, run)
 
     def inputs(self) -> list[_InputCosts]:
         """The cached per-input costs of the operands (shared by the ops of a run with equal inputs)."""
@@ -179,7 +172,7 @@ class OpMeta:
 
     def comm_us_later(self, sig: NdSig) -> Callable[[], float]:
         """`comm_us(sig)` on first call; holds the input types, not the run's caches."""
-        return partial(_priced_later, self.in_types, self.hierarchy, self.model, sig)
+        return partial(_priced_later, self.in_types, self.hierarchy, self.run.model, sig)
 
     def comm_us(self, sig: NdSig) -> float:
         """Modelled time of the input boxing `sig` needs.
@@ -267,7 +260,7 @@ def _greedy_scan(costs: list[float], table: _CandidateTable, have: tuple[int, ..
 def _scored_nd_later(cands: list[NdSig], meta: OpMeta) -> Callable[[], list[Candidate]]:
     """The scored ND candidates, built on first read from the input types alone (a decision is
     memoised across runs and must not keep a run's caches alive)."""
-    return partial(_scored_nd, cands, meta.in_types, meta.hierarchy, meta.model)
+    return partial(_scored_nd, cands, meta.in_types, meta.hierarchy, meta.run.model)
 
 
 def _scored_nd(
@@ -411,6 +404,11 @@ class _Run:
         self.scans: dict[tuple[int, ...], tuple[int, float]] = {}
         self._inputs: dict[tuple[object, ...], _InputCosts] = {}
         self._placements: dict[tuple[int, str], tuple[object, tuple[int, ...]]] = {}
+        self._last_block: object = None
+        self._last_placement = ""
+        self._last_hierarchy: tuple[int, ...] = ()
+        self.nd_by_entries: dict[tuple[int, ...], tuple[tuple[object, ...], NdSbpAttr]] = {}
+        """ND-SBPs of `nd_product` by the ids of their entries (held with them)."""
         self._rules: dict[type[Operation], SbpRule | None] = {}
         self._results: dict[tuple[object, ...], GlobalTensorType] = {}
         self._fits: dict[tuple[object, ...], bool] = {}
@@ -550,6 +548,8 @@ class _Run:
         """The hierarchy of the placement named `placement`, seen from `op`. Ops with an SBP rule
         are no symbol tables, so the lookup depends on the op's block only."""
         block = op.parent
+        if block is self._last_block and placement == self._last_placement:  # ops come block by block
+            return self._last_hierarchy
         key = (id(block), placement)
         found = self._placements.get(key)
         if found is None or block is None:
@@ -557,6 +557,8 @@ class _Run:
             if op_def is None:
                 raise OpError(op, f"{describe_op(op)}: placement @{placement} is not defined")
             found = self._placements[key] = (block, op_def.get_hierarchy())
+        if block is not None:
+            self._last_block, self._last_placement, self._last_hierarchy = block, placement, found[1]
         return found[1]
 
     def rule_of(self, op: Operation) -> SbpRule | None:
