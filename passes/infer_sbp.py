@@ -18,8 +18,11 @@ memoised per op meta, as OneFlow's GlobalTensorInferCache does.
 
 Candidate lists live in `passes/sbp_candidates.py`, scoring and the per-run caches in
 `passes/sbp_scoring.py`. Speed (bench/bench_infer_sbp.py): a run caches per input its costs
-towards each needed ND-SBP, the candidate lists and their shape filtering, the placement lookups,
-and builds each distinct signature attribute and result type once; keys hold small ints and shape tuples rather than
+towards each needed ND-SBP, the placement lookups, the candidate lists and their shape filtering,
+and builds each distinct signature attribute and result type once. Ops of one kind share their
+1-D lists when their rule's `list_key` agrees, and filtered lists when their shapes agree up to
+extents of at least the device count (which every split fits), so most ops meet a list, its
+table and its kAllMatch map already built. Keys hold small ints and shape tuples rather than
 attributes (hashing an attribute walks its parameters, building one runs its verifier). Under
 rule=oneflow the α-β time of a candidate only feeds the report, so it is computed on first read.
 """
