@@ -407,15 +407,17 @@ def type_problem(
         return f"!sbp.tensor element type must be one of {allowed}, got {element_type}"
     if placement.nested_references.data:
         return "!sbp.tensor placement must be a flat symbol such as @p"
-    if isinstance(sbp, NdSbpAttr):
+    # Exact-type tests (the classes have no subclasses): isinstance goes through ABCMeta, and
+    # every `!sbp.tensor` built or parsed runs this.
+    if type(sbp) is NdSbpAttr:
         for entry in sbp:
-            if not isinstance(entry, SplitAttr):
+            if type(entry) is not SplitAttr:
                 continue
             if not shape:
                 return f"a 0-d tensor cannot be split: {sbp.short_str()}"
             if entry.dim >= len(shape):
                 return f"split axis {entry.dim} out of range for a rank-{len(shape)} tensor in {sbp.short_str()}"
-    if isinstance(layout, LayoutAttr) and layout.layout.rank != len(shape):
+    if type(layout) is LayoutAttr and layout.layout.rank != len(shape):
         modes = layout.layout.rank
         return f"layout {layout.layout} has {modes} mode{'' if modes == 1 else 's'} for a rank-{len(shape)} tensor"
     return None

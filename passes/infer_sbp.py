@@ -179,12 +179,19 @@ def decide(op: Operation, rule: SbpRule, meta: OpMeta, hint: SignatureAttr | Non
             if any(required) else ""
         )
         raise OpError(op, f"{describe_op(op)}: no SBP signature satisfies {wanted}; candidates: {listed}")
-    if complete:
-        decision = select_cost(survivors, meta)
-    elif one_d:
-        decision = select_oneflow_1d(survivors, meta)
-    else:
-        decision = select_oneflow_nd(survivors, meta)
+    # Unconstrained ops whose candidate list and inputs agree (say, scalar ops with different
+    # scalars) get the same decision: the choice reads nothing else.
+    shared_key = (id(cands), in_keys, meta.rule) if survivors is cands else None
+    decision = run.decisions.get(shared_key) if shared_key is not None else None
+    if decision is None:
+        if complete:
+            decision = select_cost(survivors, meta)
+        elif one_d:
+            decision = select_oneflow_1d(survivors, meta)
+        else:
+            decision = select_oneflow_nd(survivors, meta)
+        if shared_key is not None:
+            run.decisions[shared_key] = decision
     _MEMO[key] = decision
     return decision
 

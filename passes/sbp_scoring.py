@@ -402,6 +402,8 @@ class _Run:
         self._fitting_columns: dict[tuple[object, ...], list[bool] | None] = {}
         self._signatures: dict[int, tuple[NdSig, SignatureAttr]] = {}
         self.scans: dict[tuple[int, ...], tuple[int, float]] = {}
+        self.decisions: dict[tuple[object, ...], Decision] = {}
+        """Decisions of unconstrained ops by (candidate list id, input type keys, rule)."""
         self._inputs: dict[tuple[object, ...], _InputCosts] = {}
         self._placements: dict[tuple[int, str], tuple[object, tuple[int, ...]]] = {}
         self._last_block: object = None
