@@ -239,18 +239,23 @@ def render(program: dict[str, object], examples: list[dict[str, object]], args: 
 
 
 NOTES = """
-## Where the time goes (py-spy, 10k ops, rule=oneflow cold)
+## Where the time goes (py-spy and line profiles, 10k ops, rule=oneflow cold)
 
 * This random DAG is adversarial for the memo: 5360 of its 10000 ops have an op meta (input
-  shapes and SBPs, op, properties) not seen before. They need 2026 candidate lists (1098 distinct
-  after sharing per-axis lists and shape filters), and 2351 of them scan eager ND costs (the
-  others stop at OneFlow's kAllMatch, one dict lookup).
-* Fixed per-op work is about 17 µs (the *warm* row): reading operand and result types from the
-  xDSL objects, the memo key and lookup, retyping results, setting `sbp.signature`.
-* A cold run splits roughly into that fixed work, about 14 µs/op of scoring for the new metas,
-  and about 25 µs/op of filling the run's caches: the rules' 1-D lists, products and their shape
-  filter, candidate tables, eager ND prices, 513 result types and 171 signature attributes
-  (an xDSL attribute costs 30-40 µs to build, as its parameters are verified).
+  shapes and SBPs, op, properties) not seen before. Their 2026 candidate-list lookups call the
+  op rules only 209 times (ops of one kind share their 1-D lists when the rule's `list_key`
+  agrees) and end in 311 filtered lists (the shape filter caps extents at the device count,
+  which every split fits). 1332 new metas reuse the decision of an op with the same list and
+  inputs (scalar ops with another scalar, say); of the 4028 selections left, 2096 scan eager ND
+  costs (the others stop at OneFlow's kAllMatch, one dict lookup).
+* Fixed per-op work is about 14-16 µs (the *warm* row): reading operand and result types from the
+  xDSL objects, the memo key and lookup, retyping results (which frees the parsed result type),
+  setting `sbp.signature`.
+* A cold run adds to that about 25-30 µs/op: the scans and their eager ND prices (about a third),
+  the products, shape filters and reshape's ND enumeration, 513 result types and 171 signature
+  attributes (an xDSL attribute costs 20-50 µs to build, as its parameters are verified).
+* Instructions executed by one cold run (valgrind callgrind, which does not depend on the load
+  of the machine): 1824 M at the start of 2026-11-30's session, 1349 M at its end (0.74×).
 * OneFlow's eager ND cost is kept as a price function of the byte size per (ND-SBP pair, mesh)
   (`cost_model.eager_nd_pricer`), shared by every input size; the shape is part of the key only
   where `dim_reduce` may merge split mesh axes (`eager_reads_shape`).
