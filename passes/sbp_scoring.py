@@ -163,9 +163,9 @@ class OpMeta:
             found = run.columns.get(key)
             if found is None:
                 known = costs.eager_by_index
-                for k, j in table.first_of[i].items():
-                    if k not in known:
-                        costs.eager_cost(cands[j][0][i], k)
+                first_of = table.first_of[i]
+                for k in first_of.keys() - known.keys():  # the needs not priced yet for this input
+                    costs.eager_cost(cands[first_of[k]][0][i], k)
                 found = run.columns[key] = tuple(map(known.__getitem__, table.needs[i]))
             columns.append(found)
         return list(map(sum, zip(*columns, strict=True)))  # the inputs' costs added in order
@@ -241,7 +241,24 @@ def select_oneflow_nd(cands: list[NdSig], meta: OpMeta) -> Decision:
 
 def _greedy_scan(costs: list[float], table: _CandidateTable, have: tuple[int, ...]) -> tuple[int, float]:
     """OneFlow's scan past kAllMatch: the lowest eager cost within 1e-7, a near-tie going to the
-    candidate with fewer mismatching inputs; returns (index, cost)."""
+    candidate with fewer mismatching inputs; returns (index, cost).
+
+    A clear minimum m (every other cost above m * 1.000001, m below the scan's starting bound,
+    so that bound stays under FLT_MAX and clamping changes nothing) is its answer whatever comes
+    before it: from any earlier state the scan updates to it strictly (a cost just above
+    m * 1.0000001 would not do: times 0.9999999 it can fall to m), and nothing after it comes
+    within the tie tolerance. Otherwise the scan runs candidate by candidate
+    (`_greedy_scan_exact`)."""
+    if costs:
+        m = min(costs)
+        bound = m * 1.000001
+        if m < VALID_MAX_COPY_COST * 0.9999999 and sum(map(bound.__ge__, costs)) == 1:
+            return costs.index(m), m
+    return _greedy_scan_exact(costs, table, have)
+
+
+def _greedy_scan_exact(costs: list[float], table: _CandidateTable, have: tuple[int, ...]) -> tuple[int, float]:
+    """`_greedy_scan` as OneFlow writes it, candidate by candidate."""
     best = -1
     min_cost, min_ratio = VALID_MAX_COPY_COST, 0
     for j, cost in enumerate(costs):
