@@ -255,7 +255,7 @@ NOTES = """
   the products, shape filters and reshape's ND enumeration, 513 result types and 171 signature
   attributes (an xDSL attribute costs 20-50 µs to build, as its parameters are verified).
 * Instructions executed by one cold run (valgrind callgrind, which does not depend on the load
-  of the machine): 1824 M at the start of 2026-11-30's session, 1349 M at its end (0.74×).
+  of the machine): 1824 M at the start of 2026-11-30's session, 1339 M at its end (0.73×).
 * OneFlow's eager ND cost is kept as a price function of the byte size per (ND-SBP pair, mesh)
   (`cost_model.eager_nd_pricer`), shared by every input size; the shape is part of the key only
   where `dim_reduce` may merge split mesh axes (`eager_reads_shape`).
