@@ -206,6 +206,19 @@ class UnaryRule(SbpRule):
 # ---------------------------------------------------------------------------
 
 
+def _batch_axes(
+    sa: Sequence[int], sb: Sequence[int]
+) -> list[tuple[int, int, int, int | None, int | None]]:
+    """Matmul's output batch axes, aligned from the right: (output axis i, its axis in a and in
+    b (negative: absent), the extents there (None: absent))."""
+    out_rank = max(len(sa), len(sb))
+    found = []
+    for i in range(out_rank - 2):
+        ia, ib = i - (out_rank - len(sa)), i - (out_rank - len(sb))
+        found.append((i, ia, ib, sa[ia] if ia >= 0 else None, sb[ib] if ib >= 0 else None))
+    return found
+
+
 @dataclass(frozen=True)
 class MatmulRule(SbpRule):
     """matmul / batch_matmul / broadcast_matmul (matmul_op.cpp): batch axes first, then
@@ -218,11 +231,7 @@ class MatmulRule(SbpRule):
         ra, rb = len(sa), len(sb)
         out_rank = max(ra, rb)
         sigs: list[Sig] = []
-        batch = out_rank - 2
-        for i in range(batch):  # output batch axis i, aligned from the right
-            ia, ib = i - (out_rank - ra), i - (out_rank - rb)
-            da = sa[ia] if ia >= 0 else None
-            db = sb[ib] if ib >= 0 else None
+        for i, ia, ib, da, db in _batch_axes(sa, sb):
             if da is not None and db is not None and da == db and da != 1:
                 sigs.append(((split(ia), split(ib)), (split(i),)))
             elif da is not None and da != 1 and (db is None or db == 1):
@@ -242,13 +251,7 @@ class MatmulRule(SbpRule):
 
     def list_key(self, op: Operation, in_shapes: tuple[tuple[int, ...], ...]) -> Hashable:
         sa, sb = in_shapes
-        out_rank = max(len(sa), len(sb))
-        batch = []
-        for i in range(out_rank - 2):  # the batch axes as `signatures` reads them
-            ia, ib = i - (out_rank - len(sa)), i - (out_rank - len(sb))
-            da = sa[ia] if ia >= 0 else None
-            db = sb[ib] if ib >= 0 else None
-            batch.append((da is None, db is None, da == db, da == 1, db == 1))
+        batch = [(da is None, db is None, da == db, da == 1, db == 1) for _, _, _, da, db in _batch_axes(sa, sb)]
         flags = (op.properties.get("transpose_a") is not None, op.properties.get("transpose_b") is not None)
         return (len(sa), len(sb), flags, tuple(batch))
 
