@@ -108,7 +108,7 @@ def input_comm_terms(
     terms = [transition_time(have, need, shape, nbytes, hierarchy, model)]
     local = local_elements(shape, tuple(need), hierarchy) * nbytes
     for d, (a, b) in enumerate(zip(have, need, strict=True)):
-        if isinstance(b, PartialAttr) and not isinstance(a, PartialAttr):
+        if type(b) is PartialAttr and type(a) is not PartialAttr:
             n = hierarchy[d]
             terms.append(step_time("all_reduce", 2.0 * local * (n - 1) / n, n, model))
     return tuple(terms)
