@@ -310,7 +310,7 @@ def infer_op(op: Operation, rule: SbpRule, rule_name: str, model: CommModel, run
     if run is None or run.model is not model:
         run = _Run(model)
     in_types = tuple([v.type for v in op.operands])
-    infos = [run.type_info(t) for t in in_types]
+    infos = tuple([run.type_info(t) for t in in_types])
     first = infos[0]
     for info in infos:  # a plain loop: `None in sbps` would call each attribute's __eq__
         if info.placement != first.placement:
@@ -337,12 +337,11 @@ def infer_op(op: Operation, rule: SbpRule, rule_name: str, model: CommModel, run
     decision = _MEMO.get(key)
     if decision is None:
         meta = OpMeta(
-            rule_name, hierarchy, tuple(infos), in_types,  # type: ignore[arg-type]
+            rule_name, hierarchy, infos, in_types,  # type: ignore[arg-type]
             # OneFlow's OrderValue is 0 whenever the conf has an entry; an all-`?` hint has none.
             constrained=constrained
             or (hint is not None and any(isinstance(e, NdSbpAttr) for e in (*hint.inputs.data, *hint.outputs.data))),
             run=run,
-            out_shapes=out_shapes,
         )
         decision = decide(op, rule, meta, hint, required, key)  # type: ignore[arg-type]
     for r, ty, shape, want, nd in zip(op.results, out_types, out_shapes, required, decision.chosen[1], strict=True):

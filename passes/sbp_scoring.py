@@ -116,8 +116,9 @@ def input_comm_terms(
 
 @dataclass(slots=True)
 class OpMeta:
-    """What a decision reads of an op: its inputs (as the run's `_TypeInfo`s), the mesh, whether
-    a hint or result SBP constrains it, the result shapes."""
+    """What a decision reads of an op: its inputs (as the run's `_TypeInfo`s, and the types
+    themselves for the report's late pricing), the mesh, whether a hint or result SBP
+    constrains it."""
 
     rule: str
     hierarchy: tuple[int, ...]
@@ -125,7 +126,6 @@ class OpMeta:
     in_types: tuple[GlobalTensorType, ...]
     constrained: bool
     run: _Run
-    out_shapes: tuple[tuple[int, ...], ...] = ()
     _inputs: list[_InputCosts] | None = field(default=None, init=False, repr=False, compare=False)
 
     @classmethod
