@@ -37,10 +37,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.dtensor_greedy import dtensor_greedy_plan
-from dialects.sbp import BROADCAST, BroadcastAttr, PartialAttr, SbpAttr, SplitAttr, partial, split
-from passes.boxing_semantics import step_kind
-from passes.cost_model import NdSbp, Plan, Step, make_step, plan_from_predecessors, plan_transition
-from passes.lower_boxing import oneflow_plan
+from sbpc.dialects.sbp import BROADCAST, BroadcastAttr, PartialAttr, SbpAttr, SplitAttr, partial, split
+from sbpc.passes.boxing_semantics import step_kind
+from sbpc.passes.cost_model import NdSbp, Plan, Step, make_step, plan_from_predecessors, plan_transition
+from sbpc.passes.lower_boxing import oneflow_plan
 
 SHAPE = (1024, 1024)
 ELT_BYTES = 4

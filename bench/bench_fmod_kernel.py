@@ -46,10 +46,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from lowering.ascendc_kernels import library
-from lowering.ascendc_runtime import UB_BYTES, run_kernel
-from lowering.fmod_reference import fmod_scalar_reference, fmod_tensor_reference
-from lowering.tiling import SOCS, TensorView, compute_tiling
+from sbpc.lowering.ascendc_kernels import library
+from sbpc.lowering.ascendc_runtime import UB_BYTES, run_kernel
+from sbpc.lowering.fmod_reference import fmod_scalar_reference, fmod_tensor_reference
+from sbpc.lowering.tiling import SOCS, TensorView, compute_tiling
 
 HBM_BYTES_PER_S = 1.6e12
 LAUNCH_S = 2e-6

@@ -36,7 +36,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from lowering.tiling import (
+from sbpc.lowering.tiling import (
     DTYPE_BYTES,
     SOCS,
     FmodTiling,
@@ -156,8 +156,8 @@ def measure_shim(case: Case, t: FmodTiling) -> Measured:
     """
     import ml_dtypes
 
-    from lowering.ascendc_kernels import library
-    from lowering.ascendc_runtime import run_kernel
+    from sbpc.lowering.ascendc_kernels import library
+    from sbpc.lowering.ascendc_runtime import run_kernel
 
     np_dtype = {"f32": np.float32, "f16": np.float16, "bf16": ml_dtypes.bfloat16, "i16": np.int16}[case.dtype]
     rng = np.random.default_rng(0)

@@ -40,11 +40,11 @@ from xdsl.printer import Printer
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from gen_dag import generate
 
-import passes.boxing_semantics as boxing_semantics
-import passes.cost_model as cost_model
-import passes.infer_sbp as infer_sbp
-from passes.sbp_report import build_report
-from tools.sbp_opt import register_dialects
+import sbpc.passes.boxing_semantics as boxing_semantics
+import sbpc.passes.cost_model as cost_model
+import sbpc.passes.infer_sbp as infer_sbp
+from sbpc.passes.sbp_report import build_report
+from sbpc.tools.sbp_opt import register_dialects
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ("seed.mlir", "mlp_tp.mlir", "transformer_block.mlir")

@@ -46,9 +46,9 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from dialects.sbp import BROADCAST, BroadcastAttr, PartialAttr, SbpAttr, SplitAttr
-from passes.boxing_semantics import step_kind
-from passes.cost_model import DEFAULT_MODEL, CommModel, NdSbp, Plan, Step, make_step
+from sbpc.dialects.sbp import BROADCAST, BroadcastAttr, PartialAttr, SbpAttr, SplitAttr
+from sbpc.passes.boxing_semantics import step_kind
+from sbpc.passes.cost_model import DEFAULT_MODEL, CommModel, NdSbp, Plan, Step, make_step
 
 Move = tuple[int, SbpAttr, SbpAttr]
 """One DTensor transform info: (mesh dim, current placement, target placement)."""

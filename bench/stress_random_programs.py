@@ -14,8 +14,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from runtime.random_programs import random_program
-from tools.sbp_run import pipeline_for, run_captured
+from sbpc.runtime.random_programs import random_program
+from sbpc.tools.sbp_run import pipeline_for, run_captured
 
 
 def main() -> int:

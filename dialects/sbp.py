@@ -35,7 +35,7 @@ from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
-from dialects.layout import LayoutAttr
+from sbpc.dialects.layout import LayoutAttr
 
 # ---------------------------------------------------------------------------
 # SBP entries

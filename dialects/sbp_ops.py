@@ -43,8 +43,8 @@ from xdsl.printer import Printer
 from xdsl.traits import Pure, SymbolOpInterface, SymbolTable
 from xdsl.utils.exceptions import VerifyException
 
-from dialects.layout import LayoutAttr
-from dialects.sbp import (
+from sbpc.dialects.layout import LayoutAttr
+from sbpc.dialects.sbp import (
     BroadcastAttr,
     GlobalTensorType,
     NdSbpAttr,
@@ -54,8 +54,8 @@ from dialects.sbp import (
     SignatureAttr,
     SplitAttr,
 )
-from dialects.sharding import broadcast_shapes, max_local_shape
-from dialects.signatures import (
+from sbpc.dialects.sharding import broadcast_shapes, max_local_shape
+from sbpc.dialects.signatures import (
     BinaryRule,
     MatmulRule,
     ReduceRule,

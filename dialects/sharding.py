@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from dialects.sbp import NdSbpAttr
+    from sbpc.dialects.sbp import NdSbpAttr
 
 
 def broadcast_shapes(a: Sequence[int], b: Sequence[int]) -> tuple[int, ...] | None:
@@ -35,7 +35,7 @@ def balanced_range(n: int, parts: int, index: int) -> tuple[int, int]:
 
 def split_axes(sbp: NdSbpAttr) -> dict[int, list[int]]:
     """tensor axis -> mesh axes splitting it, mesh axis 0 first."""
-    from dialects.sbp import SplitAttr
+    from sbpc.dialects.sbp import SplitAttr
 
     found: dict[int, list[int]] = {}
     for mesh_axis, entry in enumerate(sbp):
@@ -80,7 +80,7 @@ def max_local_shape(shape: Sequence[int], sbp: NdSbpAttr, hierarchy: Sequence[in
 def fits_shape(sbp: NdSbpAttr, shape: Sequence[int], hierarchy: Sequence[int]) -> bool:
     """OneFlow's Storage4NdSbp check: each split axis must hold at least h_d elements when split
     by mesh axis d (floor division, mesh axis 0 first). Uneven splits are allowed."""
-    from dialects.sbp import SplitAttr
+    from sbpc.dialects.sbp import SplitAttr
 
     extents = list(shape)
     for d, entry in enumerate(sbp):

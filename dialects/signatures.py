@@ -18,8 +18,8 @@ from xdsl.dialects.builtin import IntegerType
 from xdsl.ir import Operation
 from xdsl.traits import OpTrait
 
-from dialects.sbp import BROADCAST as _B
-from dialects.sbp import (
+from sbpc.dialects.sbp import BROADCAST as _B
+from sbpc.dialects.sbp import (
     GlobalTensorType,
     NdSbpAttr,
     PartialAttr,
@@ -30,7 +30,7 @@ from dialects.sbp import (
     partial,
     split,
 )
-from dialects.sharding import fits_shape, flat_pattern, split_axes, split_slices
+from sbpc.dialects.sharding import fits_shape, flat_pattern, split_axes, split_slices
 
 Sig = tuple[tuple[SbpAttr, ...], tuple[SbpAttr, ...]]
 """One 1-D signature: an SBP per operand, an SBP per result."""

@@ -17,10 +17,10 @@ from pathlib import Path
 import numpy as np
 from xdsl.ir import Operation
 
-from lowering.ascendc_printer import AscendCPrinter, tiling_header
-from lowering.ascendc_runtime import compile_kernel, run_kernel
-from lowering.tiling import TensorView, compute_tiling
-from lowering.to_ascendc import KERNELS, make_kernel
+from sbpc.lowering.ascendc_printer import AscendCPrinter, tiling_header
+from sbpc.lowering.ascendc_runtime import compile_kernel, run_kernel
+from sbpc.lowering.tiling import TensorView, compute_tiling
+from sbpc.lowering.to_ascendc import KERNELS, make_kernel
 
 Kernel = Callable[[list[np.ndarray], Operation], np.ndarray]
 
@@ -87,20 +87,20 @@ def _fmod(operands: list[np.ndarray], op: Operation) -> np.ndarray:
 
 
 def _fmod_scalar(operands: list[np.ndarray], op: Operation) -> np.ndarray:
-    from runtime.ops_numpy import scalar_value
+    from sbpc.runtime.ops_numpy import scalar_value
 
     return run_fmod(operands[0], scalar_value(op, "other"))
 
 
 def _reference_fmod(operands: list[np.ndarray], op: Operation) -> np.ndarray:
-    from lowering.fmod_reference import fmod_tensor_reference
+    from sbpc.lowering.fmod_reference import fmod_tensor_reference
 
     return fmod_tensor_reference(operands[0], operands[1].astype(operands[0].dtype, copy=False))
 
 
 def _reference_fmod_scalar(operands: list[np.ndarray], op: Operation) -> np.ndarray:
-    from lowering.fmod_reference import fmod_scalar_reference
-    from runtime.ops_numpy import scalar_value
+    from sbpc.lowering.fmod_reference import fmod_scalar_reference
+    from sbpc.runtime.ops_numpy import scalar_value
 
     return fmod_scalar_reference(operands[0], scalar_value(op, "other"))
 

@@ -32,9 +32,9 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Operation
 
-from dialects import ascendc
-from lowering import kernel_template as tpl
-from lowering.host_tiling_cpp import host_includes, host_opdef_source, host_tiling_source, tiling_data_header
+from sbpc.dialects import ascendc
+from sbpc.lowering import kernel_template as tpl
+from sbpc.lowering.host_tiling_cpp import host_includes, host_opdef_source, host_tiling_source, tiling_data_header
 
 C_TYPES = {"f16": "half", "bf16": "bfloat16_t", "i16": "int16_t"}
 KEYS = {"fmod_tensor": (0, 1, 2, 3, 4), "fmod_scalar": (0, 3)}

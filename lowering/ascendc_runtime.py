@@ -38,7 +38,7 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 
-from lowering.tiling import FMOD_TILING_FIELDS
+from sbpc.lowering.tiling import FMOD_TILING_FIELDS
 
 __all__ = [
     "COUNTER_NAMES",

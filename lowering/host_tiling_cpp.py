@@ -25,7 +25,7 @@ Writes: FmodTilingData via `set_<field>()`, `SaveToBuffer` + `SetDataSize`, `Set
 
 from __future__ import annotations
 
-from lowering.tiling import FMOD_TILING_FIELDS, MAX_DIMS, MIN_BYTES_PER_CORE, TILE_ALIGN_ELEMS, UB_RESERVED_BYTES
+from sbpc.lowering.tiling import FMOD_TILING_FIELDS, MAX_DIMS, MIN_BYTES_PER_CORE, TILE_ALIGN_ELEMS, UB_RESERVED_BYTES
 
 OPS = ("FmodTensor", "FmodScalar")
 

@@ -263,7 +263,7 @@ def round_scalar(value: int | float, dtype: str) -> float:
     """
     import numpy as np
 
-    from lowering.fmod_reference import BF16, round_scalar_to_dtype
+    from sbpc.lowering.fmod_reference import BF16, round_scalar_to_dtype
 
     dtype = normalize_dtype(dtype)
     if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):

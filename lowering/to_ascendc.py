@@ -36,11 +36,11 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from dialects import ascendc
-from dialects.errors import OpError
-from dialects.layout import LayoutAttr
-from dialects.sbp_ops import FmodOp, FmodScalarOp, describe_op
-from lowering.tiling import TensorView, compute_tiling
+from sbpc.dialects import ascendc
+from sbpc.dialects.errors import OpError
+from sbpc.dialects.layout import LayoutAttr
+from sbpc.dialects.sbp_ops import FmodOp, FmodScalarOp, describe_op
+from sbpc.lowering.tiling import TensorView, compute_tiling
 
 DTYPES: dict[Attribute, str] = {
     Float32Type(): "f32",
@@ -146,7 +146,7 @@ def _dict(fields: dict[str, object]) -> DictionaryAttr:
 
 
 def rank_count(f: func.FuncOp, module: ModuleOp) -> int:
-    from dialects.sbp_ops import PlacementOp
+    from sbpc.dialects.sbp_ops import PlacementOp
 
     name = f.attributes.get("sbp.placement")
     for op in module.ops:

@@ -8,31 +8,31 @@ from xdsl.passes import ModulePass
 
 
 def _infer_sbp() -> type[ModulePass]:
-    from passes.infer_sbp import InferSbpPass
+    from sbpc.passes.infer_sbp import InferSbpPass
 
     return InferSbpPass
 
 
 def _materialize_boxing() -> type[ModulePass]:
-    from passes.materialize_boxing import MaterializeBoxingPass
+    from sbpc.passes.materialize_boxing import MaterializeBoxingPass
 
     return MaterializeBoxingPass
 
 
 def _lower_boxing() -> type[ModulePass]:
-    from passes.lower_boxing import LowerBoxingPass
+    from sbpc.passes.lower_boxing import LowerBoxingPass
 
     return LowerBoxingPass
 
 
 def _spmdize() -> type[ModulePass]:
-    from passes.spmdize import SpmdizePass
+    from sbpc.passes.spmdize import SpmdizePass
 
     return SpmdizePass
 
 
 def _lower_to_ascendc() -> type[ModulePass]:
-    from lowering.to_ascendc import LowerToAscendcPass
+    from sbpc.lowering.to_ascendc import LowerToAscendcPass
 
     return LowerToAscendcPass
 

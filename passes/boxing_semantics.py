@@ -27,8 +27,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from dialects.sbp import BroadcastAttr, PartialAttr, ReduceKind, SbpAttr, SplitAttr, nd_sbp
-from dialects.sharding import balanced_range, local_slices
+from sbpc.dialects.sbp import BroadcastAttr, PartialAttr, ReduceKind, SbpAttr, SplitAttr, nd_sbp
+from sbpc.dialects.sharding import balanced_range, local_slices
 
 NdSbp = tuple[SbpAttr, ...]
 Coord = tuple[int, ...]

@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from dialects.sbp import (
+from sbpc.dialects.sbp import (
     BROADCAST,
     BroadcastAttr,
     NdSbpAttr,
@@ -34,8 +34,8 @@ from dialects.sbp import (
     nd_sbp,
     split,
 )
-from passes.boxing_semantics import COMM_KINDS, step_bytes_exact, step_kind
-from passes.step_pricing import (
+from sbpc.passes.boxing_semantics import COMM_KINDS, step_bytes_exact, step_kind
+from sbpc.passes.step_pricing import (
     GroupWants,
     Layout,
     Ranges,

@@ -42,13 +42,13 @@ from xdsl.dialects.builtin import DenseArrayBase, FloatAttr, IntegerAttr, Intege
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 
-from dialects.errors import OpError
-from dialects.sbp import GlobalTensorType, NdSbpAttr, SignatureAttr
-from dialects.sbp_ops import BoxingOp, CollectiveOp, ToGlobalOp, describe_op
-from dialects.signatures import NdSig, SbpRule, swap_with_last_filter
-from passes.cost_model import DEFAULT_MODEL, CommModel
-from passes.sbp_candidates import contains, format_nd_sig, nd_product
-from passes.sbp_scoring import (
+from sbpc.dialects.errors import OpError
+from sbpc.dialects.sbp import GlobalTensorType, NdSbpAttr, SignatureAttr
+from sbpc.dialects.sbp_ops import BoxingOp, CollectiveOp, ToGlobalOp, describe_op
+from sbpc.dialects.signatures import NdSig, SbpRule, swap_with_last_filter
+from sbpc.passes.cost_model import DEFAULT_MODEL, CommModel
+from sbpc.passes.sbp_candidates import contains, format_nd_sig, nd_product
+from sbpc.passes.sbp_scoring import (
     Decision,
     OpMeta,
     _Run,

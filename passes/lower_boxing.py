@@ -26,9 +26,9 @@ from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from dialects.errors import OpError
-from dialects.sbp import BROADCAST, BroadcastAttr, GlobalTensorType, PartialAttr, SbpAttr, SplitAttr, nd_sbp, split
-from dialects.sbp_ops import (
+from sbpc.dialects.errors import OpError
+from sbpc.dialects.sbp import BROADCAST, BroadcastAttr, GlobalTensorType, PartialAttr, SbpAttr, SplitAttr, nd_sbp, split
+from sbpc.dialects.sbp_ops import (
     AllGatherOp,
     AllReduceOp,
     AllSliceOp,
@@ -39,9 +39,9 @@ from dialects.sbp_ops import (
     describe_op,
     lookup_placement,
 )
-from passes.boxing_semantics import step_kind
-from passes.cost_model import NdSbp, Plan, make_step, plan_transition
-from passes.sbp_candidates import element_bytes
+from sbpc.passes.boxing_semantics import step_kind
+from sbpc.passes.cost_model import NdSbp, Plan, make_step, plan_transition
+from sbpc.passes.sbp_candidates import element_bytes
 
 COLLECTIVES: dict[str, type[Operation]] = {
     "all_gather": AllGatherOp,

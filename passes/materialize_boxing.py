@@ -19,9 +19,9 @@ from xdsl.ir import Block, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from dialects.errors import OpError
-from dialects.sbp import GlobalTensorType, NdSbpAttr, SignatureAttr
-from dialects.sbp_ops import BoxingOp, CollectiveOp, ToGlobalOp, describe_op
+from sbpc.dialects.errors import OpError
+from sbpc.dialects.sbp import GlobalTensorType, NdSbpAttr, SignatureAttr
+from sbpc.dialects.sbp_ops import BoxingOp, CollectiveOp, ToGlobalOp, describe_op
 
 
 class _Boxer:

@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from xdsl.dialects.builtin import IntegerType
 from xdsl.ir import Attribute, Operation
 
-from dialects.sbp import BROADCAST, GlobalTensorType, NdSbpAttr, SbpAttr, SignatureAttr, nd_sbp
-from dialects.signatures import NdSig, SbpRule, Sig
+from sbpc.dialects.sbp import BROADCAST, GlobalTensorType, NdSbpAttr, SbpAttr, SignatureAttr, nd_sbp
+from sbpc.dialects.signatures import NdSig, SbpRule, Sig
 
 _ELEMENT_BYTES: dict[Attribute, int] = {}
 

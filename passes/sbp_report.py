@@ -14,11 +14,11 @@ from typing import Any
 
 from xdsl.dialects.builtin import ModuleOp
 
-from dialects.sbp import GlobalTensorType
-from dialects.sbp_ops import lookup_placement
-from passes.cost_model import plan_transition
-from passes.infer_sbp import OpRecord, infer_module
-from passes.sbp_candidates import element_bytes, format_nd_sig
+from sbpc.dialects.sbp import GlobalTensorType
+from sbpc.dialects.sbp_ops import lookup_placement
+from sbpc.passes.cost_model import plan_transition
+from sbpc.passes.infer_sbp import OpRecord, infer_module
+from sbpc.passes.sbp_candidates import element_bytes, format_nd_sig
 
 RULES = ("oneflow", "cost")
 

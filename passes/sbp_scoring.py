@@ -24,12 +24,12 @@ from operator import itemgetter
 from xdsl.dialects.builtin import IntegerType
 from xdsl.ir import Operation
 
-from dialects.errors import OpError
-from dialects.sbp import GlobalTensorType, NdSbpAttr, PartialAttr, SignatureAttr
-from dialects.sbp_ops import describe_op, lookup_placement_named
-from dialects.sharding import fits_shape
-from dialects.signatures import NdSig, SbpRule, Sig
-from passes.cost_model import (
+from sbpc.dialects.errors import OpError
+from sbpc.dialects.sbp import GlobalTensorType, NdSbpAttr, PartialAttr, SignatureAttr
+from sbpc.dialects.sbp_ops import describe_op, lookup_placement_named
+from sbpc.dialects.sharding import fits_shape
+from sbpc.dialects.signatures import NdSig, SbpRule, Sig
+from sbpc.passes.cost_model import (
     FLT_MAX,
     VALID_MAX_COPY_COST,
     CommModel,
@@ -41,7 +41,7 @@ from passes.cost_model import (
     step_time,
     transition_time,
 )
-from passes.sbp_candidates import axis_lists, byte_size, element_bytes
+from sbpc.passes.sbp_candidates import axis_lists, byte_size, element_bytes
 
 # ---------------------------------------------------------------------------
 # Selection

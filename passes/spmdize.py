@@ -34,11 +34,19 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
-from dialects.errors import OpError
-from dialects.sbp import GlobalTensorType
-from dialects.sbp_ops import BoxingOp, CollectiveOp, PlacementOp, ReshapeOp, ToGlobalOp, describe_op, lookup_placement
-from dialects.sharding import local_shape
-from passes.boxing_semantics import mesh_coords
+from sbpc.dialects.errors import OpError
+from sbpc.dialects.sbp import GlobalTensorType
+from sbpc.dialects.sbp_ops import (
+    BoxingOp,
+    CollectiveOp,
+    PlacementOp,
+    ReshapeOp,
+    ToGlobalOp,
+    describe_op,
+    lookup_placement,
+)
+from sbpc.dialects.sharding import local_shape
+from sbpc.passes.boxing_semantics import mesh_coords
 
 DYNAMIC = DYNAMIC_INDEX
 

@@ -40,7 +40,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Operation
 
-from dialects.sbp import GlobalTensorType
+from sbpc.dialects.sbp import GlobalTensorType
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
 F32 = np.dtype(np.float32)

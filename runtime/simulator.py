@@ -44,11 +44,11 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.traits import SymbolTable
 
-from dialects.errors import OpError
-from dialects.sbp import GlobalTensorType, NdSbpAttr, PartialAttr, ReduceKind, SignatureAttr, nd_sbp
-from dialects.sbp_ops import PlacementOp, describe_op
-from dialects.sharding import local_shape
-from passes.boxing_semantics import (
+from sbpc.dialects.errors import OpError
+from sbpc.dialects.sbp import GlobalTensorType, NdSbpAttr, PartialAttr, ReduceKind, SignatureAttr, nd_sbp
+from sbpc.dialects.sbp_ops import PlacementOp, describe_op
+from sbpc.dialects.sharding import local_shape
+from sbpc.passes.boxing_semantics import (
     Coord,
     NdSbp,
     Shards,
@@ -56,8 +56,8 @@ from passes.boxing_semantics import (
     mesh_coords,
     step_bytes_exact,
 )
-from runtime import ops_numpy
-from runtime.ops_numpy import Kernel, dtype_name, is_integer, np_dtype
+from sbpc.runtime import ops_numpy
+from sbpc.runtime.ops_numpy import Kernel, dtype_name, is_integer, np_dtype
 
 COLLECTIVES = {
     "sbp.all_gather": "all_gather",

@@ -22,7 +22,7 @@ from xdsl.parser import Parser
 from xdsl.utils.exceptions import ParseError, VerifyException
 from xdsl.utils.mlir_lexer import MLIRLexer, MLIRTokenKind
 
-from dialects.errors import OpError
+from sbpc.dialects.errors import OpError
 
 # xDSL 0.74's string-literal regex nests quantifiers (`(?:[^"...]+|escape)*"`): on an unclosed `"` it
 # backtracks exponentially in the length of the rest of the line, so a stray quote hangs the parser.

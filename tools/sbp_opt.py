@@ -23,7 +23,7 @@ from xdsl.passes import ModulePass, PassPipeline
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
-from tools.diagnostics import (
+from sbpc.tools.diagnostics import (
     Diagnostic,
     LocatedParser,
     Source,
@@ -37,7 +37,7 @@ def register_dialects(ctx: Context) -> None:
     """Lazily register the dialects sbpc programs use."""
 
     def sbp():
-        from dialects.sbp_ops import SBP
+        from sbpc.dialects.sbp_ops import SBP
 
         return SBP
 
@@ -62,7 +62,7 @@ def register_dialects(ctx: Context) -> None:
         return Test
 
     def ascendc():
-        from dialects.ascendc import ASCENDC
+        from sbpc.dialects.ascendc import ASCENDC
 
         return ASCENDC
 
@@ -108,7 +108,7 @@ class SbpOptMain(xDSLOptMain):
         register_dialects(self.ctx)
 
     def register_all_passes(self) -> None:
-        from passes import get_all_passes
+        from sbpc.passes import get_all_passes
 
         for name, factory in get_all_passes().items():
             self.register_pass(name, factory)
@@ -191,7 +191,7 @@ class SbpOptMain(xDSLOptMain):
             return None, error_diagnostic(located, source, parser.positions, None)
 
     def print_report(self, module: ModuleOp) -> None:
-        from passes.sbp_report import build_report, render
+        from sbpc.passes.sbp_report import build_report, render
 
         rule = "oneflow"
         for p in self.pipeline.passes:

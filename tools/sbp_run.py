@@ -39,10 +39,10 @@ from xdsl.passes import ModulePass, PassPipeline
 from xdsl.utils.arg_spec import parse_pipeline
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
 
-from dialects.sbp import GlobalTensorType
-from passes.boxing_semantics import ReplicaMismatch, assemble, distribute
-from runtime import ops_numpy
-from runtime.simulator import (
+from sbpc.dialects.sbp import GlobalTensorType
+from sbpc.passes.boxing_semantics import ReplicaMismatch, assemble, distribute
+from sbpc.runtime import ops_numpy
+from sbpc.runtime.simulator import (
     Dist,
     SimulationError,
     compare,
@@ -54,8 +54,8 @@ from runtime.simulator import (
     simulate,
     total_sent,
 )
-from tools.diagnostics import Diagnostic, LocatedParser, Source, error_diagnostic
-from tools.sbp_opt import register_dialects
+from sbpc.tools.diagnostics import Diagnostic, LocatedParser, Source, error_diagnostic
+from sbpc.tools.sbp_opt import register_dialects
 
 DEFAULT_PIPELINE = "infer-sbp,materialize-boxing,lower-boxing,spmdize"
 
@@ -205,7 +205,7 @@ class Run:
 
     # -- 3. compile --------------------------------------------------------------
     def pipeline(self) -> PassPipeline:
-        from passes import get_all_passes
+        from sbpc.passes import get_all_passes
 
         available = get_all_passes()
         spec = self.args.pipeline.strip()
@@ -252,7 +252,7 @@ class Run:
             return None
         missing = "error: --kernels ascendc-cpu needs the Ascend C backend (not built yet)"
         try:
-            from lowering.ascendc_kernels import kernel_overrides
+            from sbpc.lowering.ascendc_kernels import kernel_overrides
         except ImportError as error:
             raise Failure(f"{missing}: {error}") from None
         # The backend's bridge: op name -> kernel(local operands, op) -> local result, like ops_numpy.
@@ -262,7 +262,7 @@ class Run:
         """With Ascend C kernels the global reference computes fmod by the TBE formula they implement."""
         if self.args.kernels == "numpy":
             return None
-        from lowering.ascendc_kernels import reference_overrides
+        from sbpc.lowering.ascendc_kernels import reference_overrides
 
         return dict(reference_overrides())
 

@@ -17,8 +17,8 @@ from xdsl.context import Context
 from xdsl.passes import PassPipeline
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
 
-from tools.diagnostics import LocatedParser, Source, error_diagnostic
-from tools.sbp_opt import register_dialects
+from sbpc.tools.diagnostics import LocatedParser, Source, error_diagnostic
+from sbpc.tools.sbp_opt import register_dialects
 
 DEFAULT_PIPELINE = "infer-sbp,materialize-boxing,lower-boxing,spmdize,lower-to-ascendc{{soc={soc}}}"
 
@@ -47,9 +47,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = LocatedParser(ctx, source)
     module = None
     try:
-        from dialects.ascendc import LaunchOp
-        from lowering.ascendc_printer import emit_project
-        from passes import get_all_passes
+        from sbpc.dialects.ascendc import LaunchOp
+        from sbpc.lowering.ascendc_printer import emit_project
+        from sbpc.passes import get_all_passes
 
         module = parser.parse_module()
         module.verify()

@@ -30,10 +30,10 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from lowering.ascendc_kernels import kernel_source_dir, library
-from lowering.ascendc_runtime import UB_BYTES, run_kernel
-from lowering.fmod_reference import fmod_scalar_reference, fmod_tensor_reference, round_scalar_to_dtype
-from lowering.tiling import FmodTiling, TensorView, compute_tiling
+from sbpc.lowering.ascendc_kernels import kernel_source_dir, library
+from sbpc.lowering.ascendc_runtime import UB_BYTES, run_kernel
+from sbpc.lowering.fmod_reference import fmod_scalar_reference, fmod_tensor_reference, round_scalar_to_dtype
+from sbpc.lowering.tiling import FmodTiling, TensorView, compute_tiling
 
 DTYPES: dict[str, np.dtype] = {
     "f32": np.dtype(np.float32),
@@ -75,7 +75,7 @@ func.func @main(%a: !sbp.tensor<4x8xf32, @p, [S(0)]>, %b: !sbp.tensor<8xf32, @p,
 
 def test_runtime_compiles_the_emitted_kernel(tmp_path, capsys) -> None:
     """The sources compiled here are byte for byte what `sbp-translate --emit-ascendc` writes."""
-    from tools.sbp_translate import main
+    from sbpc.tools.sbp_translate import main
 
     (tmp_path / "p.mlir").write_text(PROGRAM)
     assert main([str(tmp_path / "p.mlir"), "--emit-ascendc", "-o", str(tmp_path / "out")]) == 0

@@ -6,10 +6,10 @@ import itertools
 import numpy as np
 import pytest
 
-from dialects.sbp import BROADCAST, ReduceKind, partial, split
-from passes.boxing_semantics import assemble, distribute, execute_plan
-from passes.cost_model import Plan, plan_transition
-from passes.lower_boxing import oneflow_plan
+from sbpc.dialects.sbp import BROADCAST, ReduceKind, partial, split
+from sbpc.passes.boxing_semantics import assemble, distribute, execute_plan
+from sbpc.passes.cost_model import Plan, plan_transition
+from sbpc.passes.lower_boxing import oneflow_plan
 
 S0, S1, B, P, PMAX = split(0), split(1), BROADCAST, partial(), partial(ReduceKind.MAX)
 SHAPE = (5, 7)

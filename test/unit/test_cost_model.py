@@ -7,9 +7,9 @@ import math
 
 import pytest
 
-from dialects.sbp import BROADCAST, SbpAttr, partial, split
-from passes.boxing_semantics import step_bytes_exact
-from passes.cost_model import (
+from sbpc.dialects.sbp import BROADCAST, SbpAttr, partial, split
+from sbpc.passes.boxing_semantics import step_bytes_exact
+from sbpc.passes.cost_model import (
     FLT_MAX,
     INT32_MAX,
     INT64_MAX,

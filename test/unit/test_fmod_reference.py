@@ -8,7 +8,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from lowering.fmod_reference import (
+from sbpc.lowering.fmod_reference import (
     cast_from_float32,
     fmod_scalar_reference,
     fmod_tensor_reference,

@@ -23,14 +23,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from lowering.ascendc_printer import host_source
-from lowering.host_tiling_cpp import (
+from sbpc.lowering.ascendc_printer import host_source
+from sbpc.lowering.host_tiling_cpp import (
     HOST_ATTRS,
     attr_index,
     snake_name,
     tiling_data_header,
 )
-from lowering.tiling import (
+from sbpc.lowering.tiling import (
     FMOD_TILING_FIELDS,
     SocInfo,
     TensorView,
@@ -500,7 +500,7 @@ def test_scalar_rounding_matches_numpy(driver):
 
 def test_tiling_fields_table_matches_runtime():
     """lowering.ascendc_runtime.TILING_FIELDS (device side) is the same struct as lowering.tiling's table."""
-    rt = pytest.importorskip("lowering.ascendc_runtime")
+    rt = pytest.importorskip("sbpc.lowering.ascendc_runtime")
     assert [tuple(f) for f in rt.TILING_FIELDS] == list(FMOD_TILING_FIELDS)
     if hasattr(rt, "tiling_size"):
         assert rt.tiling_size() == tiling_struct_size()
@@ -511,7 +511,7 @@ def test_tiling_fields_table_matches_runtime():
 
 def test_printer_host_source_compiles_with_host_shim(tmp_path):
     """The printer's op_host/<op>.cpp (which embeds host_tiling_source) compiles against the host shim."""
-    printer = pytest.importorskip("lowering.ascendc_printer")
+    printer = pytest.importorskip("sbpc.lowering.ascendc_printer")
     if not hasattr(printer, "host_source"):
         pytest.skip("printer has no host_source")
     for op in ("FmodTensor", "FmodScalar"):

@@ -15,15 +15,15 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 from xdsl.parser import Parser
 
-from dialects.sbp import BROADCAST, nd_sbp, partial, split
-from dialects.sharding import fits_shape
-from dialects.signatures import SbpRule, swap_with_last_filter
-from passes import infer_sbp
-from passes.cost_model import DEFAULT_MODEL
-from passes.infer_sbp import infer_module
-from passes.sbp_candidates import axis_list, axis_lists, nd_candidates, nd_product
-from passes.sbp_scoring import _Run
-from tools.sbp_opt import register_dialects
+from sbpc.dialects.sbp import BROADCAST, nd_sbp, partial, split
+from sbpc.dialects.sharding import fits_shape
+from sbpc.dialects.signatures import SbpRule, swap_with_last_filter
+from sbpc.passes import infer_sbp
+from sbpc.passes.cost_model import DEFAULT_MODEL
+from sbpc.passes.infer_sbp import infer_module
+from sbpc.passes.sbp_candidates import axis_list, axis_lists, nd_candidates, nd_product
+from sbpc.passes.sbp_scoring import _Run
+from sbpc.tools.sbp_opt import register_dialects
 
 _CTX = Context()
 register_dialects(_CTX)

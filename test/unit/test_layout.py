@@ -14,7 +14,7 @@ from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import ParseError, VerifyException
 
-from dialects.layout import (
+from sbpc.dialects.layout import (
     FORMAT_NAMES,
     FP8_ONLY_FORMATS,
     Layout,

@@ -12,9 +12,9 @@ import math
 
 import pytest
 
-from dialects.sbp import BROADCAST, PartialAttr, SbpAttr, partial, split
-from passes.boxing_semantics import COMM_KINDS, step_bytes_exact, step_kind
-from passes.cost_model import (
+from sbpc.dialects.sbp import BROADCAST, PartialAttr, SbpAttr, partial, split
+from sbpc.passes.boxing_semantics import COMM_KINDS, step_bytes_exact, step_kind
+from sbpc.passes.cost_model import (
     DEFAULT_MODEL,
     CommModel,
     NdSbp,
@@ -25,7 +25,7 @@ from passes.cost_model import (
     step_time,
     transition_time,
 )
-from passes.step_pricing import axis_subsets, elements_sent, rank_ranges, split_dims, step_layout
+from sbpc.passes.step_pricing import axis_subsets, elements_sent, rank_ranges, split_dims, step_layout
 
 S0, S1, B, P, PMAX = split(0), split(1), BROADCAST, partial(), partial("max")
 HIERARCHIES = [(2,), (3,), (2, 2), (2, 3), (2, 2, 2)]

@@ -38,7 +38,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from xdsl.universe import Universe
 
-from tools.sbp_opt import main
+from sbpc.tools.sbp_opt import main
 
 SEED_DIR = Path(__file__).parent / "fuzz_seeds"
 SEEDS = sorted(SEED_DIR.glob("*.mlir"))

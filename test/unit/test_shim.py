@@ -22,7 +22,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from lowering.ascendc_runtime import (
+from sbpc.lowering.ascendc_runtime import (
     COUNTER_NAMES,
     TILING_FIELDS,
     KernelCompileError,
@@ -35,7 +35,7 @@ from lowering.ascendc_runtime import (
     tiling_size,
     unpack_tiling,
 )
-from lowering.fmod_reference import fmod_scalar_reference, fmod_tensor_reference, round_scalar_to_dtype
+from sbpc.lowering.fmod_reference import fmod_scalar_reference, fmod_tensor_reference, round_scalar_to_dtype
 
 HERE = Path(__file__).resolve().parent
 KERNEL = HERE / "Inputs" / "fmod_kernel_handwritten.cpp"

@@ -19,12 +19,19 @@ from xdsl.dialects import func
 from xdsl.ir import Operation
 from xdsl.parser import Parser
 
-from dialects.sbp import BROADCAST, nd_sbp, split
-from dialects.sharding import fits_shape, local_shape
-from dialects.signatures import SbpRule, Sig, deduplicate, reshape_keeps_order, reshape_nd_pairs, reshape_split_pairs
-from passes.boxing_semantics import assemble, distribute
-from passes.sbp_candidates import axis_list, axis_lists, format_nd_sig, nd_candidates, nd_product
-from tools.sbp_opt import register_dialects
+from sbpc.dialects.sbp import BROADCAST, nd_sbp, split
+from sbpc.dialects.sharding import fits_shape, local_shape
+from sbpc.dialects.signatures import (
+    SbpRule,
+    Sig,
+    deduplicate,
+    reshape_keeps_order,
+    reshape_nd_pairs,
+    reshape_split_pairs,
+)
+from sbpc.passes.boxing_semantics import assemble, distribute
+from sbpc.passes.sbp_candidates import axis_list, axis_lists, format_nd_sig, nd_candidates, nd_product
+from sbpc.tools.sbp_opt import register_dialects
 
 _CTX = Context()
 register_dialects(_CTX)

@@ -18,9 +18,9 @@ from xdsl.ir import Operation
 from xdsl.parser import Parser
 from xdsl.passes import PassPipeline
 
-from dialects.errors import OpError
-from dialects.sbp import BROADCAST, PartialAttr, ReduceKind, SbpAttr, SplitAttr, partial, split
-from passes.boxing_semantics import (
+from sbpc.dialects.errors import OpError
+from sbpc.dialects.sbp import BROADCAST, PartialAttr, ReduceKind, SbpAttr, SplitAttr, partial, split
+from sbpc.passes.boxing_semantics import (
     ReplicaMismatch,
     assemble,
     distribute,
@@ -28,8 +28,8 @@ from passes.boxing_semantics import (
     step_bytes_exact,
     step_kind,
 )
-from runtime import ops_numpy
-from runtime.simulator import (
+from sbpc.runtime import ops_numpy
+from sbpc.runtime.simulator import (
     compare,
     function_signature,
     modelled_bytes,
@@ -38,8 +38,8 @@ from runtime.simulator import (
     simulate,
     total_sent,
 )
-from tools import sbp_run
-from tools.sbp_opt import register_dialects
+from sbpc.tools import sbp_run
+from sbpc.tools.sbp_opt import register_dialects
 
 BF16 = ml_dtypes.bfloat16
 
@@ -434,7 +434,7 @@ def test_wrong_local_shapes_are_located_errors() -> None:
 
 
 def test_spmd_form_runs_like_the_global_form() -> None:
-    from passes import get_all_passes
+    from sbpc.passes import get_all_passes
 
     available = get_all_passes()
     if "spmdize" not in available:

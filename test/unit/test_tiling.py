@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lowering.tiling import (
+from sbpc.lowering.tiling import (
     DTYPE_BYTES,
     FMOD_TILING_FIELDS,
     MAX_DIMS,
@@ -332,7 +332,7 @@ def test_fields_bytes_json():
 
 
 def test_from_layout():
-    from dialects.layout import Layout
+    from sbpc.dialects.layout import Layout
 
     v = TensorView.from_layout((4, 6), Layout((4, 6), (1, 4), offset=3))
     assert v == V((4, 6), (1, 4), 3)
