@@ -482,30 +482,41 @@ def _sums_floats(dtype: np.dtype, *sbps: NdSbp) -> bool:
     )
 
 
+def _compute_sbps(op: Operation) -> list[tuple[np.dtype, NdSbp]]:
+    """(dtype, SBP) of a compute op's operands and results: from their global types or, in the spmd
+    form, from the op's `sbp.signature`."""
+    sig = op.attributes.get("sbp.signature")
+    wanted = (sig.inputs.data, sig.outputs.data) if isinstance(sig, SignatureAttr) else ((), ())
+    found: list[tuple[np.dtype, NdSbp]] = []
+    for values, sbps in zip((op.operands, op.results), wanted, strict=True):
+        for i, value in enumerate(values):
+            ty = value.type
+            if isinstance(ty, GlobalTensorType) and ty.nd_sbp is not None:
+                found.append((np_dtype(ty.element_type), tuple(ty.nd_sbp)))
+            elif isinstance(ty, TensorType) and i < len(sbps) and isinstance(sbps[i], NdSbpAttr):
+                found.append((np_dtype(ty.element_type), tuple(sbps[i])))  # type: ignore[arg-type]
+    return found
+
+
 def reorders_float_sums(module: ModuleOp, entry: str) -> bool:
     """Whether the compiled program may sum floats in another order than the global reference.
 
-    True for float matmuls and reduce_sums (blocked or split accumulation) and for any float value
-    held as a partial sum (its pieces are added in mesh order). Otherwise every rank computes
-    exactly what the reference computes on the same elements, and the check is bitwise.
+    True for float matmuls and reduce_sums (blocked or split accumulation) and for any compute op
+    that reads or makes a float partial sum (each rank computes on its pieces, and the results are
+    added in mesh order). Partial-sum inputs are split exactly (`runtime.distribute`), and
+    collectives and `to_partial` only move, zero-fill and add such pieces, so a program that
+    computes on no float partial sum is compared bitwise.
     """
-    args, results = function_signature(module, entry)
-    if any(_sums_floats(d.dtype, d.sbp) for d in (*args, *results)):
-        return True
     fn = find_function(module, entry)
     for op in fn.walk():
-        if op.name in COLLECTIVES:
-            step = collective_step(op)
-            if _sums_floats(step.dtype, step.src, step.dst):
-                return True
-        elif op.name in ("sbp.matmul", "sbp.reduce_sum"):
+        if op.name not in ops_numpy.KERNELS:
+            continue
+        if op.name in ("sbp.matmul", "sbp.reduce_sum"):
             ty = op.results[0].type
             if isinstance(ty, GlobalTensorType | TensorType) and not is_integer(np_dtype(ty.element_type)):
                 return True
-        for r in op.results:
-            if isinstance(r.type, GlobalTensorType) and r.type.nd_sbp is not None:
-                if _sums_floats(np_dtype(r.type.element_type), tuple(r.type.nd_sbp)):
-                    return True
+        if any(_sums_floats(dtype, sbp) for dtype, sbp in _compute_sbps(op)):
+            return True
     return False
 
 

@@ -8,7 +8,7 @@
    files whose shape and dtype must match the entry function's argument types;
 3. compile a clone of the module with the pass pipeline P
    (default `infer-sbp,materialize-boxing,lower-boxing,spmdize`);
-4. distribute every input by its argument's SBP (`boxing_semantics.distribute`; partial inputs as
+4. distribute every input by its argument's SBP (`runtime.distribute`; partial inputs as exact
    random pieces), run the compiled program in lock step on every rank (`runtime.simulator`),
    and reassemble the outputs by the results' SBPs;
 5. print, per collective, the bytes each rank sent, then the total and the cost model's prediction;
@@ -40,8 +40,8 @@ from xdsl.utils.arg_spec import parse_pipeline
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
 
 from sbpc.dialects.sbp import GlobalTensorType
-from sbpc.passes.boxing_semantics import ReplicaMismatch, assemble, distribute
 from sbpc.runtime import ops_numpy
+from sbpc.runtime.distribute import ReplicaMismatch, assemble, distribute
 from sbpc.runtime.simulator import (
     Dist,
     SimulationError,

@@ -29,8 +29,8 @@ from sbpc.dialects.signatures import (
     reshape_nd_pairs,
     reshape_split_pairs,
 )
-from sbpc.passes.boxing_semantics import assemble, distribute
 from sbpc.passes.sbp_candidates import axis_list, axis_lists, format_nd_sig, nd_candidates, nd_product
+from sbpc.runtime.distribute import assemble, distribute
 from sbpc.tools.sbp_opt import register_dialects
 
 _CTX = Context()

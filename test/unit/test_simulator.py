@@ -20,15 +20,9 @@ from xdsl.passes import PassPipeline
 
 from sbpc.dialects.errors import OpError
 from sbpc.dialects.sbp import BROADCAST, PartialAttr, ReduceKind, SbpAttr, SplitAttr, partial, split
-from sbpc.passes.boxing_semantics import (
-    ReplicaMismatch,
-    assemble,
-    distribute,
-    mesh_coords,
-    step_bytes_exact,
-    step_kind,
-)
+from sbpc.passes.boxing_semantics import mesh_coords, step_bytes_exact, step_kind
 from sbpc.runtime import ops_numpy
+from sbpc.runtime.distribute import ReplicaMismatch, assemble, distribute
 from sbpc.runtime.simulator import (
     compare,
     function_signature,
