@@ -4,6 +4,11 @@ For each local `sbp.fmod` / `sbp.fmod_scalar` the simulator hands over a rank's 
 bridge computes that shard's tiling with `lowering/tiling.py`, prints the kernel exactly as
 `sbp-translate --emit-ascendc` does (same IR, same printer), compiles it once per dtype with g++
 against the shim (`lowering/ascendc_runtime.py`, cached) and runs it on every simulated core.
+
+Two meanings of fmod meet here (SPEC §2.4, §5): the IR's `sbp.fmod` is C fmod (`runtime.ops_numpy`),
+the kernels compute the TBE formula (`lowering/fmod_reference.py`). The global reference of a run with
+these kernels uses the formula, so the kernels are checked bit for bit; `FmodDeviation` measures, on
+the same operands, how far the formula lands from C fmod, which `sbp-run --check` reports.
 """
 
 from __future__ import annotations
@@ -11,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import tempfile
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
@@ -113,3 +119,54 @@ def reference_overrides() -> dict[str, Kernel]:
 def kernel_overrides() -> dict[str, Kernel]:
     """op name -> kernel(local operands, op), the interface of `runtime.ops_numpy.KERNELS`."""
     return {"sbp.fmod": _fmod, "sbp.fmod_scalar": _fmod_scalar}
+
+
+@dataclass
+class FmodDeviation:
+    """The TBE formula against C fmod over every fmod the global reference runs.
+
+    Elements differ when their bits do (NaN equal to NaN; -0.0 and +0.0 differ, since C fmod keeps the
+    sign of self). The deviation of a NaN where C fmod gives a number (other = ±inf) is infinite.
+    """
+
+    elements: int = 0
+    differing: int = 0
+    worst: float = 0.0
+    worst_at: tuple[Operation, tuple[int, ...], str, str] | None = None
+
+    def overrides(self) -> dict[str, Kernel]:
+        """`reference_overrides()`, each also comparing its result with the IR's C fmod."""
+        from sbpc.runtime.ops_numpy import KERNELS as C_FMOD
+
+        def measured(kernel: Kernel) -> Kernel:
+            def run(operands: list[np.ndarray], op: Operation) -> np.ndarray:
+                got = kernel(operands, op)
+                self.record(op, got, C_FMOD[op.name](operands, op))
+                return got
+
+            return run
+
+        return {name: measured(kernel) for name, kernel in reference_overrides().items()}
+
+    def record(self, op: Operation, got: np.ndarray, exact: np.ndarray) -> None:
+        g, e = got.astype(np.float64), exact.astype(np.float64)
+        nan_g, nan_e = np.isnan(g), np.isnan(e)
+        with np.errstate(invalid="ignore"):
+            same = (nan_g & nan_e) | ((g == e) & (np.signbit(g) == np.signbit(e)))
+            deviation = np.where(nan_g != nan_e, np.inf, np.abs(g - e))
+        deviation = np.where(same | (nan_g & nan_e), 0.0, deviation)
+        self.elements += got.size
+        self.differing += int(np.count_nonzero(~same))
+        if got.size and float(deviation.max()) > self.worst:
+            index = np.unravel_index(int(np.argmax(deviation)), got.shape)
+            self.worst = float(deviation[index])
+            self.worst_at = (op, tuple(int(i) for i in index), str(got[index]), str(exact[index]))
+
+    def line(self, where: Callable[[Operation], str]) -> str:
+        """`ascendc fmod vs C fmod: max abs deviation X (at LOC op index [i, j]: A vs B), N of M elements differ`."""
+        at = ""
+        if self.worst_at is not None:
+            op, index, got, exact = self.worst_at
+            at = f" (at {where(op)} {op.name} index {list(index)}: ascendc {got}, C fmod {exact})"
+        return (f"ascendc fmod vs C fmod: max abs deviation {self.worst:.6g}{at}, {self.differing} of {self.elements} "
+                "elements differ")

@@ -14,7 +14,9 @@
 5. print, per collective, the bytes each rank sent, then the total and the cost model's prediction;
 6. with `--check`, compare with the global numpy reference run on the original program: bitwise
    unless the program sums floats in another order (then allclose with per-dtype tolerances);
-   print `check: OK` or a mismatch report and exit 1 on mismatch.
+   print `check: OK` or a mismatch report and exit 1 on mismatch. With `--kernels ascendc-cpu` the
+   reference computes fmod by the kernels' TBE formula, and a line first reports its largest
+   deviation from the IR's C fmod.
 
 Errors print as `FILE:LINE:COL: error: MESSAGE` (or `error: MESSAGE`) on stderr with exit code 1;
 a Python traceback appears only with `--debug`.
@@ -28,7 +30,7 @@ import re
 import sys
 import traceback
 from collections.abc import Sequence
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 import numpy as np
 from xdsl.context import Context
@@ -56,6 +58,9 @@ from sbpc.runtime.simulator import (
 )
 from sbpc.tools.diagnostics import Diagnostic, LocatedParser, Source, error_diagnostic
 from sbpc.tools.sbp_opt import register_dialects
+
+if TYPE_CHECKING:
+    from sbpc.lowering.ascendc_kernels import FmodDeviation
 
 DEFAULT_PIPELINE = "infer-sbp,materialize-boxing,lower-boxing,spmdize"
 
@@ -258,13 +263,23 @@ class Run:
         # The backend's bridge: op name -> kernel(local operands, op) -> local result, like ops_numpy.
         return dict(kernel_overrides())
 
-    def reference_kernels(self) -> dict[str, ops_numpy.Kernel] | None:
-        """With Ascend C kernels the global reference computes fmod by the TBE formula they implement."""
+    def fmod_deviation(self) -> FmodDeviation | None:
+        """With Ascend C kernels the global reference computes fmod by the TBE formula they implement,
+        measuring on the way how far it lands from the IR's C fmod."""
         if self.args.kernels == "numpy":
             return None
-        from sbpc.lowering.ascendc_kernels import reference_overrides
+        from sbpc.lowering.ascendc_kernels import FmodDeviation
 
-        return dict(reference_overrides())
+        return FmodDeviation()
+
+    def where(self, op: Operation) -> str:
+        """`FILE:LINE:COL` of an op of the parsed module."""
+        assert self.source is not None
+        pos = self.positions.get(op)
+        if pos is None:
+            return self.source.name
+        line, col = self.source.line_col(pos)
+        return f"{self.source.name}:{line}:{col}"
 
     # -- everything --------------------------------------------------------------
     def run(self) -> int:
@@ -337,11 +352,14 @@ class Run:
 
     def check(self, module: ModuleOp, compiled: ModuleOp, inputs: Sequence[np.ndarray],
               results: Sequence[np.ndarray | None], dists: Sequence[Dist]) -> list[str]:
+        deviation = self.fmod_deviation()
         try:
-            expected = reference(module, self.args.entry, inputs, self.reference_kernels())
+            expected = reference(module, self.args.entry, inputs, None if deviation is None else deviation.overrides())
             tolerant = reorders_float_sums(compiled, self.args.entry)
         except DiagnosticException as error:
             raise self.located(error, module) from None
+        if deviation is not None and deviation.elements:
+            print(deviation.line(self.where))
         failures: list[str] = []
         for i, (got, want, dist) in enumerate(zip(results, expected, dists, strict=True)):
             if got is None:
