@@ -4,6 +4,29 @@ The repository keeps its code in the top-level folders `dialects/`, `passes/`, `
 `runtime/` and `tools/`; this package maps them to `sbpc.dialects`, `sbpc.passes`, … (through the
 links beside this file in a checkout, and as real subpackages in a wheel), so that an install adds
 one import package and no generic top-level names.
+
+`import sbpc` also gives the Python API of `sbpc.api` (`parse`, `parse_file`, `compile`, `report`,
+`report_text`, `run`, `Error`), loaded on first use so that importing a subpackage stays cheap.
 """
 
+from __future__ import annotations
+
+from typing import Any
+
 __version__ = "0.1.0"
+
+_API = ("DEFAULT_PIPELINE", "Error", "Program", "RunResult", "compile", "parse", "parse_file", "report",
+        "report_text", "run")
+__all__ = ["__version__", *_API]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _API:
+        from sbpc import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'sbpc' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_API})
