@@ -90,10 +90,11 @@ def test_errors_are_located() -> None:
         sbpc.parse_file(os.path.join(ROOT, "no-such-file.mlir"))
 
 
-def test_importing_a_subpackage_does_not_load_the_api() -> None:
+def test_importing_a_subpackage_does_not_load_the_api(tmp_path) -> None:
     code = ("import sys, sbpc.dialects.sbp; assert 'sbpc.api' not in sys.modules; import sbpc; sbpc.parse; "
             "assert 'sbpc.api' in sys.modules; print(' '.join(sbpc.__all__)); print(' '.join(dir(sbpc)))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT).stdout
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=tmp_path).stdout
     exported, listed = (line.split() for line in out.splitlines())
     api = {"DEFAULT_PIPELINE", "Error", "Program", "RunResult", "compile", "parse", "parse_file", "report",
            "report_text", "run"}
