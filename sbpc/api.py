@@ -27,18 +27,9 @@ from xdsl.targets.mlir import MLIRTarget
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 
 from sbpc.passes.sbp_report import build_report, render
+from sbpc.runtime import simulator
 from sbpc.runtime.distribute import distribute
-from sbpc.runtime.simulator import (
-    SimulationError,
-    compare,
-    find_function,
-    function_signature,
-    modelled_bytes,
-    reference,
-    reorders_float_sums,
-    simulate,
-    total_sent,
-)
+from sbpc.runtime.simulator import SimulationError
 from sbpc.tools.diagnostics import LocatedParser, Source, error_diagnostic
 from sbpc.tools.sbp_run import DEFAULT_PIPELINE, Failure, Run, build_arg_parser
 
@@ -163,33 +154,34 @@ def run(
     session = _attach(_session(program.source.name, pipeline, kernels, entry), program)
     module = program.module
     try:
-        fn = find_function(module, entry)
+        fn = simulator.find_function(module, entry)
         types = session.argument_types(module, fn)
         rng = np.random.default_rng(seed)
         values = list(inputs) if inputs is not None else session.random_inputs(types, rng)
         _check_inputs(values, types, entry)
         compiled = session.compile(module, session.pipeline())
-        arg_dists, res_dists = function_signature(compiled, entry)
+        arg_dists, res_dists = simulator.function_signature(compiled, entry)
         shards = [distribute(x, d.sbp, d.hierarchy, rng) for x, d in zip(values, arg_dists, strict=True)]
-        outputs, log = simulate(compiled, entry, shards, session.kernels())
+        outputs, log = simulator.simulate(compiled, entry, shards, session.kernels())
         results, mismatches = session.assemble(outputs, res_dists)
         deviation = session.fmod_deviation() if check else None
         if check:
             kernels_of_reference = None if deviation is None else deviation.overrides()
-            expected = reference(module, entry, values, kernels_of_reference)
-            tolerant = reorders_float_sums(compiled, entry)
+            expected = simulator.reference(module, entry, values, kernels_of_reference)
+            tolerant = simulator.reorders_float_sums(compiled, entry)
             for i, (got, want, dist) in enumerate(zip(results, expected, res_dists, strict=True)):
-                problem = None if got is None else compare(got, want, tolerant)
+                problem = None if got is None else simulator.compare(got, want, tolerant)
                 if problem is not None:
                     mismatches.append(f"result {i} ({dist.describe()}): {problem}")
-        total = modelled_bytes(compiled, entry)
+        total = simulator.modelled_bytes(compiled, entry)
     except Failure as failure:
         raise Error(str(failure)) from None
     except DiagnosticException as error:
         raise Error(str(session.located(error, module))) from None
     except SimulationError as error:
         raise Error(f"{program.source.name}: error: {error}") from None
-    return RunResult(values, results, [r.line() for r in log], total_sent(log), total, check, mismatches, deviation)
+    collectives = [record.line() for record in log]
+    return RunResult(values, results, collectives, simulator.total_sent(log), total, check, mismatches, deviation)
 
 
 def _check_inputs(values: Sequence[np.ndarray], types: Sequence[tuple[tuple[int, ...], np.dtype]], entry: str) -> None:
