@@ -505,9 +505,11 @@ def reorders_float_sums(module: ModuleOp, entry: str) -> bool:
     that reads or makes a float partial sum (each rank computes on its pieces, and the results are
     added in mesh order). Partial-sum inputs are split exactly (`runtime.distribute`), and
     collectives and `to_partial` only move, zero-fill and add such pieces, so a program that
-    computes on no float partial sum is compared bitwise.
+    computes on no float partial sum is compared bitwise. A per-rank op whose SBPs are unknown (no
+    `sbp.signature`) counts as computing on every float partial sum the program holds.
     """
     fn = find_function(module, entry)
+    unknown = False
     for op in fn.walk():
         if op.name not in ops_numpy.KERNELS:
             continue
@@ -515,9 +517,20 @@ def reorders_float_sums(module: ModuleOp, entry: str) -> bool:
             ty = op.results[0].type
             if isinstance(ty, GlobalTensorType | TensorType) and not is_integer(np_dtype(ty.element_type)):
                 return True
-        if any(_sums_floats(dtype, sbp) for dtype, sbp in _compute_sbps(op)):
+        known = _compute_sbps(op)
+        if any(_sums_floats(dtype, sbp) for dtype, sbp in known):
             return True
-    return False
+        unknown |= len(known) < len(op.operands) + len(op.results)
+    return unknown and _holds_float_partial_sums(module, entry)
+
+
+def _holds_float_partial_sums(module: ModuleOp, entry: str) -> bool:
+    """Whether a function argument or result, or a collective, holds a float partial sum."""
+    args, results = function_signature(module, entry)
+    if any(_sums_floats(d.dtype, d.sbp) for d in (*args, *results)):
+        return True
+    steps = (collective_step(op) for op in find_function(module, entry).walk() if op.name in COLLECTIVES)
+    return any(_sums_floats(step.dtype, step.src, step.dst) for step in steps)
 
 
 def compare(got: np.ndarray, expected: np.ndarray, tolerant: bool) -> str | None:

@@ -167,6 +167,14 @@ func.func @main(%x: !sbp.tensor<4x4xf32, @m, [P, B]>) -> !sbp.tensor<4x4xf32, @m
 }
 """
 
+# Each rank adds its own pieces of the partial sums: a compute op on float partial sums.
+ADDS_PROGRAM = PB_PROGRAM.replace(
+    "%y = sbp.to_global %x : !sbp.tensor<4x4xf32, @m, [P, B]> -> !sbp.tensor<4x4xf32, @m, [B, B]>",
+    "%s = sbp.add %x, %x : !sbp.tensor<4x4xf32, @m, [P, B]>, !sbp.tensor<4x4xf32, @m, [P, B]> -> "
+    "!sbp.tensor<4x4xf32, @m, [P, B]>\n"
+    "  %y = sbp.to_global %s : !sbp.tensor<4x4xf32, @m, [P, B]> -> !sbp.tensor<4x4xf32, @m, [B, B]>",
+)
+
 
 @pytest.mark.parametrize("seed", range(5))
 def test_partial_to_broadcast_on_2x2_checks_bit_for_bit(tmp_path, seed: int) -> None:
@@ -201,11 +209,15 @@ def compiled(text: str, pipeline: str) -> ModuleOp:
                                       "infer-sbp,materialize-boxing,lower-boxing"], ids=["spmd", "global"])
 def test_checker_is_bitwise_unless_a_compute_op_sums_float_pieces(pipeline: str) -> None:
     assert not reorders_float_sums(compiled(PB_PROGRAM, pipeline), "main")
-    adds = PB_PROGRAM.replace(
-        "%y = sbp.to_global %x : !sbp.tensor<4x4xf32, @m, [P, B]> -> !sbp.tensor<4x4xf32, @m, [B, B]>",
-        "%s = sbp.add %x, %x : !sbp.tensor<4x4xf32, @m, [P, B]>, !sbp.tensor<4x4xf32, @m, [P, B]> -> "
-        "!sbp.tensor<4x4xf32, @m, [P, B]>\n"
-        "  %y = sbp.to_global %s : !sbp.tensor<4x4xf32, @m, [P, B]> -> !sbp.tensor<4x4xf32, @m, [B, B]>",
-    )
-    assert reorders_float_sums(compiled(adds, pipeline), "main")  # each rank adds its own pieces
-    assert not reorders_float_sums(compiled(adds.replace("f32", "i32"), pipeline), "main")
+    assert reorders_float_sums(compiled(ADDS_PROGRAM, pipeline), "main")  # each rank adds its own pieces
+    assert not reorders_float_sums(compiled(ADDS_PROGRAM.replace("f32", "i32"), pipeline), "main")
+
+
+def test_checker_stays_tolerant_when_a_per_rank_op_has_no_signature() -> None:
+    """Hand-written per-rank programs may lack `sbp.signature`: their partial sums may be computed on."""
+    spmd = compiled(ADDS_PROGRAM, "infer-sbp,materialize-boxing,lower-boxing,spmdize")
+    for op in spmd.walk():
+        op.attributes.pop("sbp.signature", None)
+    assert reorders_float_sums(spmd, "main")
+    plain = compiled(PB_PROGRAM, "infer-sbp,materialize-boxing,lower-boxing,spmdize")
+    assert not reorders_float_sums(plain, "main")
