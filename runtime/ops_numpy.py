@@ -10,10 +10,11 @@ bit for bit where no reduction order changes):
 
 * integers wrap around on overflow (two's complement, as numpy and C in practice);
 * integer `div` truncates toward zero like C; a divisor of 0 gives 0 (C leaves it undefined);
-* `fmod` is `self - trunc(self/other)*other`: `np.fmod` for floats (the result takes the sign of
-  self; other = 0 gives NaN); f16 and bf16 compute in float32 and cast back (exact: an fmod result
-  is representable); integers use the C remainder with a divisor of 0 giving 0 (numpy's choice, and
-  what the Ascend int16 kernel documents);
+* `fmod` is C fmod, the exact remainder `self - trunc(self/other)*other` (no rounding anywhere, unlike
+  the Ascend kernels' TBE formula, `lowering/fmod_reference.py`): `np.fmod` for floats (the result takes
+  the sign of self; other = 0 gives NaN, other = ±inf gives self); f16 and bf16 compute in float32 and
+  cast back (exact: an fmod result is representable); integers use the C remainder with a divisor of 0
+  giving 0 (numpy's choice, and what the Ascend int16 kernel documents);
 * scalars of `fmod_scalar`, `add_scalar`, `mul_scalar` are first cast to the tensor's dtype (0.1 on
   f16 is 0.0999755859375, as aclnn `.Scalar().To("self")`), then applied;
 * `matmul` and `reduce_sum` accumulate f16/bf16 in float32 then cast back; `exp` of f16/bf16 goes
