@@ -52,6 +52,7 @@ def test_report_is_the_json_report(rule: str) -> None:
     assert sbpc.report_text(program, rule) == sbp_opt_output(SEED, f"--infer-sbp=rule={rule}", "--sbp-report")[2]
     chosen = sbpc.report(program, rule)["ops"][0]
     assert chosen["chosen"] == "[S(0)], [S(0)] -> [S(0)]"
+    assert str(program) == sbp_opt_output(SEED)[1]  # the report leaves the program as it was
 
 
 def test_run_is_sbp_run() -> None:
@@ -86,6 +87,8 @@ def test_errors_are_located() -> None:
         sbpc.run(program, [np.zeros((2, 4), np.float32), np.zeros((2, 4))])
     with pytest.raises(sbpc.Error, match="@nope"):
         sbpc.run(program, entry="nope")
+    with pytest.raises(sbpc.Error, match="unknown rule 'foo' \\(allowed: oneflow, cost\\)"):
+        sbpc.report(program, "foo")
     with pytest.raises(sbpc.Error, match="cannot read"):
         sbpc.parse_file(os.path.join(ROOT, "no-such-file.mlir"))
 
