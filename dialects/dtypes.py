@@ -98,6 +98,11 @@ def lookup(name: str) -> ElementType | None:
     return _BY_NAME.get(name)
 
 
+def named(name: str) -> ElementType:
+    """The element type spelled `name`; KeyError if the table has none."""
+    return _BY_NAME[name]
+
+
 def of_xdsl(attr: Attribute) -> ElementType | None:
     """The row of an xDSL element type, or None for a type the table does not know."""
     return _BY_XDSL.get(attr)
@@ -140,3 +145,7 @@ def names_and(types: Iterable[ElementType]) -> str:
     """`a, b and c` of the types' IR names, in the order given."""
     spelled = [t.name for t in types]
     return spelled[0] if len(spelled) == 1 else ", ".join(spelled[:-1]) + " and " + spelled[-1]
+
+
+FMOD_KERNEL_SUPPORT = names_and(sorted(FMOD_KERNEL_TYPES, key=lambda t: t.name))
+"""`bf16, f16, f32 and i16`: what error messages say the fmod kernels support."""

@@ -26,25 +26,21 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-import ml_dtypes
 import numpy as np
 from xdsl.dialects.builtin import (
-    BFloat16Type,
     DenseArrayBase,
-    Float16Type,
-    Float32Type,
     FloatAttr,
     IntegerAttr,
-    IntegerType,
     TensorType,
 )
 from xdsl.ir import Attribute, Operation
 
+from sbpc.dialects import dtypes
 from sbpc.dialects.sbp import GlobalTensorType
 
-BF16 = np.dtype(ml_dtypes.bfloat16)
-F32 = np.dtype(np.float32)
-LOW_FLOATS = (np.dtype(np.float16), BF16)
+BF16 = dtypes.named("bf16").numpy_dtype()
+F32 = dtypes.named("f32").numpy_dtype()
+LOW_FLOATS = (dtypes.named("f16").numpy_dtype(), BF16)
 
 Kernel = Callable[[list[np.ndarray], Operation], np.ndarray]
 
@@ -56,24 +52,16 @@ Kernel = Callable[[list[np.ndarray], Operation], np.ndarray]
 
 def np_dtype(element_type: Attribute) -> np.dtype:
     """numpy dtype of an element type (f32, f16, bf16, i16, i32, i64)."""
-    if isinstance(element_type, Float32Type):
-        return F32
-    if isinstance(element_type, Float16Type):
-        return np.dtype(np.float16)
-    if isinstance(element_type, BFloat16Type):
-        return BF16
-    if isinstance(element_type, IntegerType) and element_type.width.data in (8, 16, 32, 64):
-        return np.dtype(f"int{element_type.width.data}")
-    raise ValueError(f"unsupported element type {element_type}")
+    t = dtypes.of_xdsl(element_type)
+    if t is None or t.numpy_name is None:
+        raise ValueError(f"unsupported element type {element_type}")
+    return t.numpy_dtype()
 
 
 def dtype_name(dtype: np.dtype) -> str:
-    """`f32`, `f16`, `bf16`, `i16`, ... as written in the IR."""
-    if dtype == BF16:
-        return "bf16"
-    if np.issubdtype(dtype, np.integer):
-        return f"i{dtype.itemsize * 8}"
-    return f"f{dtype.itemsize * 8}"
+    """`f32`, `f16`, `bf16`, `i16`, ... as written in the IR (numpy's name for a dtype the IR has not)."""
+    t = dtypes.of_numpy(dtype)
+    return t.name if t is not None else dtype.name
 
 
 def is_integer(dtype: np.dtype) -> bool:
