@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
 from pathlib import Path
+
+import pytest
 
 from sbpc.lowering import soc
 from sbpc.lowering.tiling import TensorView, compute_tiling, get_soc
@@ -41,3 +46,30 @@ def test_tiling_reads_the_table():
     t = compute_tiling(TensorView.row_major((1 << 20,)), 2.0, None, "f32", "ascend910b3")
     assert t.blockDim == soc.SOCS["ascend910b3"].aiv_cores == 40
     assert t.to_json()["coreNum"] == 40
+
+
+PLATFORM_PROBE = r"""
+#include <cstdio>
+#include "tiling/platform/platform_ascendc.h"
+int main(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    fe::PlatFormInfos info = fe::PlatFormInfos::ForSoc(argv[i]);
+    platform_ascendc::PlatformAscendC platform(&info);
+    uint64_t ub = 0;
+    platform.GetCoreMemSize(platform_ascendc::CoreMemType::UB, ub);
+    std::printf("%s %s %u %u %llu\n", info.shortSocVersion.c_str(), info.socVersion.c_str(), platform.GetCoreNumAiv(),
+                platform.GetCoreNumAic(), static_cast<unsigned long long>(ub));
+  }
+}
+"""
+
+
+@pytest.mark.skipif(shutil.which(os.environ.get("CXX", "g++")) is None, reason="needs g++")
+def test_host_shim_platform_is_the_table(tmp_path):
+    src, exe = tmp_path / "probe.cpp", tmp_path / "probe"
+    src.write_text(PLATFORM_PROBE)
+    cxx = os.environ.get("CXX", "g++")
+    build = [cxx, "-std=c++17", "-Wall", "-Wextra", "-Werror", f"-I{SHIMS[1]}", str(src), "-o", str(exe)]
+    subprocess.run(build, check=True, capture_output=True)
+    out = subprocess.run([str(exe), *soc.SOCS], check=True, capture_output=True, text=True).stdout.splitlines()
+    assert out == [f"{s.name} {s.version} {s.aiv_cores} {s.aic_cores} {s.ub_bytes}" for s in soc.SOCS.values()]

@@ -1,5 +1,5 @@
 // Host-side CANN shim (sbpc): fe::PlatFormInfos. The real class is an opaque bag of the SoC's ini file;
-// here it is a settable struct read by platform_ascendc::PlatformAscendC. Its figures are the rows of
+// here it is a settable struct read by platform_ascendc::PlatformAscendC. Its figures are a row of
 // platform/soc_table.h, generated from lowering/soc.py (the first row, ascend910b, is the default).
 #ifndef SBPC_HOST_SHIM_PLATFORM_INFOS_DEF_H_
 #define SBPC_HOST_SHIM_PLATFORM_INFOS_DEF_H_
@@ -10,27 +10,18 @@
 #include "platform/soc_table.h"
 
 namespace fe {
-class PlatFormInfos {
+class PlatFormInfos : public SocFigures {
  public:
   PlatFormInfos() { Fill(kSocTable[0]); }
 
-  std::string socVersion;  // short SoC name as AddConfig spells it: ascend910b, ascend910_93 ...
-  std::string shortSocVersion;
-  uint32_t coreNumAiv = 0;
-  uint32_t coreNumAic = 0;
-  uint64_t ubSize = 0;
-  uint64_t l1Size = 0;
-  uint64_t l0aSize = 0;
-  uint64_t l0bSize = 0;
-  uint64_t l0cSize = 0;
-  uint64_t l2Size = 0;
-  uint64_t hbmSize = 0;
+  std::string socVersion;       // Ascend910B2 ...
+  std::string shortSocVersion;  // ascend910b, ascend910_93 ...
 
   // The platform of a short SoC name (a row of soc_table.h); unknown names keep the defaults.
   static PlatFormInfos ForSoc(const std::string& shortSoc) {
     PlatFormInfos p;
     for (size_t i = 0; i < kSocTableSize; ++i) {
-      if (shortSoc == kSocTable[i].shortSocVersion) {
+      if (shortSoc == kSocTable[i].shortName) {
         p.Fill(kSocTable[i]);
       }
     }
@@ -39,18 +30,10 @@ class PlatFormInfos {
   }
 
  private:
-  void Fill(const SocFigures& s) {
-    shortSocVersion = s.shortSocVersion;
-    socVersion = s.socVersion;
-    coreNumAiv = s.coreNumAiv;
-    coreNumAic = s.coreNumAic;
-    ubSize = s.ubSize;
-    l1Size = s.l1Size;
-    l0aSize = s.l0aSize;
-    l0bSize = s.l0bSize;
-    l0cSize = s.l0cSize;
-    l2Size = s.l2Size;
-    hbmSize = s.hbmSize;
+  void Fill(const SocFigures& figures) {
+    static_cast<SocFigures&>(*this) = figures;
+    shortSocVersion = figures.shortName;
+    socVersion = figures.version;
   }
 };
 }  // namespace fe

@@ -7,8 +7,8 @@
 
 namespace fe {
 struct SocFigures {
-  const char* shortSocVersion;
-  const char* socVersion;
+  const char* shortName;  // as AddConfig spells it: ascend910b, ascend910_93 ...
+  const char* version;    // socVersion: Ascend910B2 ...
   uint32_t coreNumAiv;
   uint32_t coreNumAic;
   uint64_t ubSize;
