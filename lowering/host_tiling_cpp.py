@@ -27,7 +27,14 @@ from __future__ import annotations
 
 from sbpc.dialects import dtypes
 from sbpc.lowering.soc import ALIGN_BYTES, OPDEF_SOCS
-from sbpc.lowering.tiling import MIN_BYTES_PER_CORE, TILE_ALIGN_ELEMS, UB_RESERVED_BYTES
+from sbpc.lowering.tiling import (
+    CAST_TEMP_BYTES,
+    F32_TEMP_BYTES,
+    MIN_BYTES_PER_CORE,
+    OTHER_TRAFFIC_SHARE,
+    TILE_ALIGN_ELEMS,
+    UB_RESERVED_BYTES,
+)
 from sbpc.lowering.tiling_data import MAX_DIMS, cpp_members, cpp_setters, tiling_header
 
 OPS = ("FmodTensor", "FmodScalar")
@@ -376,7 +383,7 @@ inline bool ComputeTiling(const View& self, const View* other, const View& out, 
     for (uint32_t i = 0; i < k; ++i) {
       otherN *= cOther[i] == 0 ? 1 : static_cast<uint64_t>(cs[i]);
     }
-    const uint64_t cap = 1 + (2 * n + otherN) / (40 * otherN);  // a core reads up to two runs
+    const uint64_t cap = 1 + (2 * n + otherN) / (@OTHER_SHARE@ * otherN);  // a core reads up to two runs
     cores = cores < cap ? cores : cap;
   }
   uint64_t blockLength = AlignUp(CeilDiv(n, cores), align);
@@ -387,7 +394,7 @@ inline bool ComputeTiling(const View& self, const View* other, const View& out, 
   r.lastBlockLength = n - (blockDim - 1) * blockLength;
   // UB: x, y, out queues in T x bufferNum + fp32 temporaries; tiles aligned to 64 elements.
   const uint64_t budget = ubSize - kUbReservedBytes;
-  const uint64_t tempBytes = (isF32 ? 4 : 12) + (r.tilingKey == 2 ? typeSize : 0);  // key 2: the run cache
+  const uint64_t tempBytes = (isF32 ? @FT@ : @CT@) + (r.tilingKey == 2 ? typeSize : 0);  // key 2: the run cache
   const uint64_t tileDouble = budget / (2 * 3 * typeSize + tempBytes) / kTileAlignElems * kTileAlignElems;
   if (tileDouble == 0 || tileDouble > kU32Max) {
     return false;
@@ -519,6 +526,9 @@ def host_tiling_source(op: str) -> str:
         .replace("@UB_RESERVED@", str(UB_RESERVED_BYTES))
         .replace("@TILE_ALIGN@", str(TILE_ALIGN_ELEMS))
         .replace("@ALIGN_BYTES@", str(ALIGN_BYTES))
+        .replace("@OTHER_SHARE@", str(OTHER_TRAFFIC_SHARE))
+        .replace("@FT@", str(F32_TEMP_BYTES))
+        .replace("@CT@", str(CAST_TEMP_BYTES))
         .replace("@RESULT_FIELDS@", cpp_members({"blockDim": "1"}, "kMaxDims"))
         .replace("@TYPE_SIZES@", _type_size_cases())
         .replace("@SETTERS@", cpp_setters("tiling", "r"))

@@ -57,6 +57,13 @@ from sbpc.lowering.tiling_data import FMOD_TILING_FIELDS, MAX_DIMS, pack_tiling
 MIN_BYTES_PER_CORE = 4096
 UB_RESERVED_BYTES = 2048
 TILE_ALIGN_ELEMS = 64
+F32_TEMP_BYTES = 4
+"""fp32 temporaries per tile element when T is f32: q."""
+CAST_TEMP_BYTES = 12
+"""fp32 temporaries per tile element when T is cast to fp32: x32, y32, q."""
+OTHER_TRAFFIC_SHARE = 40
+"""Key 2: every core may read all of `other` (up to two runs of it), so cores are capped at about
+2N / (40 |other|): that extra traffic stays under 5% of N."""
 _I64_MAX = (1 << 63) - 1
 _U32_MAX = (1 << 32) - 1
 
@@ -309,7 +316,7 @@ def ub_bytes_per_elem(dtype: str, buffer_num: int, key: int = 0) -> int:
     """UB bytes per tile element: x, y, out queues in T x bufferNum, the fp32 temporaries, and for key 2
     the cache of the last `other` run."""
     t = kernel_dtype(dtype)
-    temporaries = 4 if t.cast_up is None else 12  # q; or x32, y32 and q when T is cast to fp32
+    temporaries = F32_TEMP_BYTES if t.cast_up is None else CAST_TEMP_BYTES
     return buffer_num * 3 * t.size + temporaries + (t.size if key == 2 else 0)
 
 
@@ -488,7 +495,7 @@ def compute_tiling(
     cores = info.aiv_cores
     if key == 2:  # every core may read all of `other`: keep that extra traffic under 5%
         other_n = math.prod(d for d, s in zip(c.shape, other_strides, strict=True) if s != 0)
-        cores = min(cores, 1 + (2 * n_total + other_n) // (40 * other_n))  # a core reads up to two runs
+        cores = min(cores, 1 + (2 * n_total + other_n) // (OTHER_TRAFFIC_SHARE * other_n))  # up to two runs a core
     block_length = max(align_up(ceil_div(n_total, cores), align), min_elems)
     block_dim = ceil_div(n_total, block_length)
     last_block_length = n_total - (block_dim - 1) * block_length
