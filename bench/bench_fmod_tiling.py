@@ -38,7 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from sbpc.dialects import dtypes
 from sbpc.lowering.soc import ALIGN_BYTES as BURST
-from sbpc.lowering.soc import HBM_BYTES_PER_S, LAUNCH_S, SOCS
+from sbpc.lowering.soc import DEFAULT_SOC, HBM_BYTES_PER_S, LAUNCH_S, SOCS
 from sbpc.lowering.tiling import (
     FmodTiling,
     TensorView,
@@ -64,7 +64,7 @@ class Case:
     n: int
     self_view: TensorView
     other: TensorView | float
-    soc: str = "ascend910b"
+    soc: str = DEFAULT_SOC
 
 
 @dataclass(frozen=True)
@@ -281,7 +281,7 @@ def to_markdown(rows: list[dict], soc: str, measure: str) -> str:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--measure", choices=sorted(MEASURES), default="model")
-    p.add_argument("--soc", choices=sorted(SOCS), default="ascend910b")
+    p.add_argument("--soc", choices=sorted(SOCS), default=DEFAULT_SOC)
     p.add_argument("--sizes", default=",".join(map(str, SIZES)), help="comma-separated N values")
     p.add_argument("-o", "--output", type=Path, default=Path(__file__).resolve().parent / "RESULTS_fmod.md")
     args = p.parse_args(argv)

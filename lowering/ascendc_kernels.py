@@ -20,6 +20,7 @@ from xdsl.ir import Operation
 from sbpc.dialects import dtypes
 from sbpc.lowering.ascendc_printer import AscendCPrinter, tiling_header
 from sbpc.lowering.ascendc_runtime import compile_kernel, run_kernel
+from sbpc.lowering.soc import DEFAULT_SOC
 from sbpc.lowering.tiling import TensorView, compute_tiling
 from sbpc.lowering.to_ascendc import KERNELS, make_kernel
 
@@ -61,7 +62,7 @@ def _dtype(x: np.ndarray) -> str:
     return found.name
 
 
-def run_fmod(self: np.ndarray, other: np.ndarray | float | int, soc: str = "ascend910b") -> np.ndarray:
+def run_fmod(self: np.ndarray, other: np.ndarray | float | int, soc: str = DEFAULT_SOC) -> np.ndarray:
     """fmod of one shard through the emitted kernel; `other` is a tensor or a scalar."""
     dtype = _dtype(self)
     self = np.ascontiguousarray(self)

@@ -51,7 +51,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sbpc.dialects import dtypes
-from sbpc.lowering.soc import SOCS, SocInfo
+from sbpc.lowering.soc import DEFAULT_SOC, SOCS, SocInfo
 from sbpc.lowering.tiling_data import FMOD_TILING_FIELDS, MAX_DIMS, pack_tiling
 
 MIN_BYTES_PER_CORE = 4096
@@ -445,7 +445,7 @@ def compute_tiling(
     other: TensorView | float | int,
     out: TensorView | None,
     dtype: str,
-    soc: str | SocInfo = "ascend910b",
+    soc: str | SocInfo = DEFAULT_SOC,
 ) -> FmodTiling:
     """The tiling of `out = fmod(self, other)` (other a TensorView: FmodTensor; a number: FmodScalar).
 

@@ -36,6 +36,7 @@ from sbpc.dialects import ascendc, dtypes
 from sbpc.dialects.errors import OpError
 from sbpc.dialects.layout import LayoutAttr
 from sbpc.dialects.sbp_ops import FmodOp, FmodScalarOp, describe_op
+from sbpc.lowering.soc import DEFAULT_SOC
 from sbpc.lowering.tiling import TensorView, compute_tiling
 
 KERNELS = {"fmod_tensor": "FmodTensor", "fmod_scalar": "FmodScalar"}
@@ -149,7 +150,7 @@ class LowerToAscendcPass(ModulePass):
     """Lower local fmod ops to launches of tiled Ascend C kernels. Option: `soc=ascend910b`."""
 
     name = "lower-to-ascendc"
-    soc: str = "ascend910b"
+    soc: str = DEFAULT_SOC
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         kernels: dict[str, ascendc.KernelOp] = {
