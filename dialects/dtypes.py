@@ -90,6 +90,8 @@ _BY_NAME: dict[str, ElementType] = {
 _BY_XDSL: dict[Attribute, ElementType] = {t.xdsl: t for t in ELEMENT_TYPES if t.xdsl is not None}
 
 IR_TYPES: tuple[ElementType, ...] = tuple(t for t in ELEMENT_TYPES if t.in_ir)
+IR_NAMES: dict[Attribute, str] = {t.xdsl: t.name for t in IR_TYPES if t.xdsl is not None}
+"""xDSL type -> IR name of the types allowed in `!sbp.tensor` (a membership test on every type built)."""
 FMOD_KERNEL_TYPES: tuple[ElementType, ...] = tuple(t for t in ELEMENT_TYPES if t.fmod_kernel)
 
 
@@ -132,8 +134,7 @@ def size_of(attr: Attribute) -> int:
 
 def ir_name(attr: Attribute) -> str | None:
     """`f32`, `bf16`, ... of an element type allowed in `!sbp.tensor`, else None."""
-    t = _BY_XDSL.get(attr)
-    return t.name if t is not None and t.in_ir else None
+    return IR_NAMES.get(attr)
 
 
 def names(types: Iterable[ElementType]) -> str:

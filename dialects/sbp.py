@@ -320,7 +320,7 @@ class GlobalTensorType(ParametrizedAttribute, TypeAttribute):
 
     def describe(self) -> str:
         """DTensor-style `f32[4,4][S(0)] @p`, used in diagnostics."""
-        elt = dtypes.ir_name(self.element_type) or str(self.element_type)
+        elt = dtypes.IR_NAMES.get(self.element_type) or str(self.element_type)
         dims = ",".join(str(d) for d in self.get_shape())
         sbp = self.sbp.short_str() if isinstance(self.sbp, NdSbpAttr) else "[?]"
         return f"{elt}[{dims}]{sbp} @{self.placement_name}"
@@ -347,7 +347,7 @@ class GlobalTensorType(ParametrizedAttribute, TypeAttribute):
             parser.raise_error("!sbp.tensor dimensions must be static", dims_start, parser.pos)
         elt_start = parser.pos
         element_type = parser.parse_type()
-        if dtypes.ir_name(element_type) is None:
+        if element_type not in dtypes.IR_NAMES:
             parser.raise_error(f"element type must be one of {_ALLOWED_ELEMENT_TYPES}", elt_start, parser.pos)
         parser.parse_punctuation(",", " before the placement symbol")
         placement = parser.parse_symbol_name()
@@ -391,7 +391,7 @@ def type_problem(
     """Placement-independent problems of `!sbp.tensor` parameters (None if fine)."""
     if any(d < 0 for d in shape):
         return f"!sbp.tensor dimensions must be static and non-negative, got {list(shape)}"
-    if dtypes.ir_name(element_type) is None:
+    if element_type not in dtypes.IR_NAMES:
         return f"!sbp.tensor element type must be one of {_ALLOWED_ELEMENT_TYPES}, got {element_type}"
     if placement.nested_references.data:
         return "!sbp.tensor placement must be a flat symbol such as @p"
