@@ -132,9 +132,9 @@ def size_of(attr: Attribute) -> int:
     return t.size
 
 
-def ir_name(attr: Attribute) -> str | None:
-    """`f32`, `bf16`, ... of an element type allowed in `!sbp.tensor`, else None."""
-    return IR_NAMES.get(attr)
+def find(spelling: object) -> ElementType | None:
+    """The element type of a name or alias (`f16`, `half`) or of a numpy dtype, or None."""
+    return lookup(spelling) if isinstance(spelling, str) else of_numpy(spelling)
 
 
 def names(types: Iterable[ElementType]) -> str:

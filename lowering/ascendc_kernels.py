@@ -56,7 +56,7 @@ def library(name: str, dtype: str) -> Path:
 
 
 def _dtype(x: np.ndarray) -> str:
-    found = dtypes.of_numpy(x.dtype)
+    found = dtypes.find(x.dtype)
     if found is None or not found.fmod_kernel:
         raise ValueError(f"fmod kernels support {dtypes.FMOD_KERNEL_SUPPORT}, not {x.dtype}")
     return found.name

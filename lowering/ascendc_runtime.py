@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from sbpc.dialects import dtypes
+from sbpc.lowering.tiling import kernel_dtype
 
 __all__ = [
     "COUNTER_NAMES",
@@ -72,23 +72,15 @@ class KernelRunError(RuntimeError):
 # ---------------------------------------------------------------------------
 
 
-def _kernel_dtype(dtype: str | np.dtype | type) -> dtypes.ElementType:
-    t = dtypes.lookup(dtype) if isinstance(dtype, str) else dtypes.of_numpy(dtype)
-    if t is None or not t.fmod_kernel:
-        expected = ", ".join(sorted(t.name for t in dtypes.FMOD_KERNEL_TYPES))
-        raise ValueError(f"unsupported kernel dtype {dtype!r}; expected one of {expected}")
-    return t
-
-
 def c_type_of(dtype: str | np.dtype | type) -> str:
     """The C type the kernel is compiled with (-DDTYPE_SELF=...)."""
-    c_type = _kernel_dtype(dtype).c_type
+    c_type = kernel_dtype(dtype).c_type
     assert c_type is not None  # every kernel dtype has one
     return c_type
 
 
 def numpy_dtype_of(dtype: str | np.dtype | type) -> np.dtype:
-    return _kernel_dtype(dtype).numpy_dtype()
+    return kernel_dtype(dtype).numpy_dtype()
 
 
 # ---------------------------------------------------------------------------
@@ -154,7 +146,7 @@ def compile_kernel(
 
     cache = Path(cache_dir) if cache_dir is not None else kernel_cache_dir()
     cache.mkdir(parents=True, exist_ok=True)
-    lib = cache / f"{kernel_cpp.stem}-{entry}-{_kernel_dtype(dtype).name}-{lib_key}.so"
+    lib = cache / f"{kernel_cpp.stem}-{entry}-{kernel_dtype(dtype).name}-{lib_key}.so"
     if lib.exists():
         return lib
     launcher_obj = cache / f"launcher-{entry}-{launcher_key}.o"

@@ -175,16 +175,13 @@ def get_soc(soc: str | SocInfo) -> SocInfo:
         raise ValueError(f"unknown soc {soc!r}; known: {', '.join(SOCS)}") from None
 
 
-def kernel_dtype(dtype: str) -> dtypes.ElementType:
-    """The element type spelled `dtype` (`f16`, `half`, `float16`, ...) if the fmod kernels support it."""
-    t = dtypes.lookup(dtype) if isinstance(dtype, str) else None
+def kernel_dtype(dtype: object) -> dtypes.ElementType:
+    """The element type spelled `dtype` (`f16`, `half`, `float16`, a numpy dtype) if the fmod kernels
+    support it, else ValueError."""
+    t = dtypes.find(dtype)
     if t is None or not t.fmod_kernel:
         raise ValueError(f"unsupported fmod dtype {dtype!r}; expected one of {dtypes.names(dtypes.FMOD_KERNEL_TYPES)}")
     return t
-
-
-def normalize_dtype(dtype: str) -> str:
-    return kernel_dtype(dtype).name
 
 
 # --- scalar rounding (NEP 50) ----------------------------------------------------------------------------
@@ -451,7 +448,7 @@ def compute_tiling(
 
     `out` None means a row-major out of self's shape. Raises ValueError on invalid inputs.
     """
-    dtype = normalize_dtype(dtype)
+    dtype = kernel_dtype(dtype).name
     info = get_soc(soc)
     if out is None:
         out = TensorView.row_major(self.shape)
