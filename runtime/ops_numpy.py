@@ -3,7 +3,7 @@
 One kernel per op name, `kernel(operands, op) -> np.ndarray`: `operands` are the op's operand values
 (full arrays for the reference, one rank's local shards in the simulator) and `op` is the xDSL
 operation, read only for its properties and its result element type. The result keeps the tensor's
-dtype: f32 -> float32, f16 -> float16, bf16 -> ml_dtypes.bfloat16, i16/i32/i64 -> int16/32/64.
+dtype, `dialects.dtypes`'s numpy dtype (f32 -> float32, bf16 -> ml_dtypes.bfloat16, i16 -> int16, ...).
 
 Numeric conventions (identical for the reference and the ranks, so distributed runs can be compared
 bit for bit where no reduction order changes):
