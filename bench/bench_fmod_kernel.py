@@ -41,26 +41,20 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-import ml_dtypes
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from sbpc.dialects import dtypes
 from sbpc.lowering.ascendc_kernels import library
-from sbpc.lowering.ascendc_runtime import UB_BYTES, run_kernel
+from sbpc.lowering.ascendc_runtime import run_kernel
 from sbpc.lowering.fmod_reference import fmod_scalar_reference, fmod_tensor_reference
-from sbpc.lowering.tiling import SOCS, TensorView, compute_tiling
+from sbpc.lowering.soc import ALIGN_BYTES as BURST
+from sbpc.lowering.soc import DEFAULT_SOC, HBM_BYTES_PER_S, LAUNCH_S, SOCS, UB_BYTES
+from sbpc.lowering.tiling import TensorView, compute_tiling
 
-HBM_BYTES_PER_S = 1.6e12
-LAUNCH_S = 2e-6
-BURST = 32
 SIZES = (1_000, 100_000, 10_000_000)
-DTYPES = {
-    "f32": np.dtype(np.float32),
-    "f16": np.dtype(np.float16),
-    "bf16": np.dtype(ml_dtypes.bfloat16),
-    "i16": np.dtype(np.int16),
-}
+DTYPES = {t.name: t.numpy_dtype() for t in dtypes.FMOD_KERNEL_TYPES}
 KEY_NAMES = {
     0: "fmod_scalar, contiguous self",
     1: "fmod_tensor, same shape",
@@ -222,7 +216,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", default=",".join(map(str, SIZES)), help="comma-separated N values")
     parser.add_argument("--dtypes-large", default="f32,f16,bf16,i16",
                         help="dtypes run at N >= 1e7 (the shim runs cores one after another)")  # fmt: skip
-    parser.add_argument("--soc", default="ascend910b")
+    parser.add_argument("--soc", choices=sorted(SOCS), default=DEFAULT_SOC)
     parser.add_argument("-o", "--output", default=str(Path(__file__).with_name("RESULTS_fmod_kernel.md")))
     args = parser.parse_args(argv)
     sizes = [int(float(s)) for s in args.sizes.split(",")]

@@ -36,20 +36,18 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from sbpc.dialects import dtypes
+from sbpc.lowering.soc import ALIGN_BYTES as BURST
+from sbpc.lowering.soc import DEFAULT_SOC, HBM_BYTES_PER_S, LAUNCH_S, SOCS
 from sbpc.lowering.tiling import (
-    DTYPE_BYTES,
-    SOCS,
     FmodTiling,
     TensorView,
     align_up,
     compute_tiling,
 )
 
-HBM_BYTES_PER_S = 1.6e12
-LAUNCH_S = 2e-6
-BURST = 32
 SIZES = (1_000, 100_000, 10_000_000)
-DTYPES = ("f32", "f16", "bf16", "i16")
+DTYPES = tuple(t.name for t in dtypes.FMOD_KERNEL_TYPES)
 KEY_NAMES = {
     0: "scalar, contiguous",
     1: "tensor, same shape",
@@ -66,7 +64,7 @@ class Case:
     n: int
     self_view: TensorView
     other: TensorView | float
-    soc: str = "ascend910b"
+    soc: str = DEFAULT_SOC
 
 
 @dataclass(frozen=True)
@@ -93,7 +91,7 @@ def representative(key: int, dtype: str, n: int) -> Case:
 
 
 def minimum_bytes(case: Case) -> int:
-    size = DTYPE_BYTES[case.dtype]
+    size = dtypes.named(case.dtype).size
     other = case.other.numel if isinstance(case.other, TensorView) else 0
     return (2 * case.n + other) * size
 
@@ -154,12 +152,10 @@ def measure_shim(case: Case, t: FmodTiling) -> Measured:
     GM bytes = gmToUbBytes + ubToGmBytes + scalar GM reads/writes (raw bytes: the shim counts no 32-byte
     bursts). Strided keys get the storage the views live in; contiguous keys the arrays themselves.
     """
-    import ml_dtypes
-
     from sbpc.lowering.ascendc_kernels import library
     from sbpc.lowering.ascendc_runtime import run_kernel
 
-    np_dtype = {"f32": np.float32, "f16": np.float16, "bf16": ml_dtypes.bfloat16, "i16": np.int16}[case.dtype]
+    np_dtype = dtypes.named(case.dtype).numpy_dtype()
     rng = np.random.default_rng(0)
 
     def storage(v: TensorView) -> np.ndarray:
@@ -285,7 +281,7 @@ def to_markdown(rows: list[dict], soc: str, measure: str) -> str:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--measure", choices=sorted(MEASURES), default="model")
-    p.add_argument("--soc", choices=sorted(SOCS), default="ascend910b")
+    p.add_argument("--soc", choices=sorted(SOCS), default=DEFAULT_SOC)
     p.add_argument("--sizes", default=",".join(map(str, SIZES)), help="comma-separated N values")
     p.add_argument("-o", "--output", type=Path, default=Path(__file__).resolve().parent / "RESULTS_fmod.md")
     args = p.parse_args(argv)

@@ -1,17 +1,13 @@
 """Hierarchical Shape:Stride layouts (seed 004, CANN "Layout hierarchical notation") and `#sbp.layout`.
 
-Three parts:
+Two parts (the seed's named formats are `dialects/layout_formats.py`):
 
 1. A pure-Python, CuTe-style layout algebra. A `Layout` maps a logical coordinate to a storage
    offset: `offset = layout.offset + sum(coord_leaf * stride_leaf)`. Shape and stride are congruent
    nested tuples of non-negative integers (`IntTuple`). A coordinate entry for a hierarchical mode
    may be a flat index, decomposed colexicographically (first sub-mode fastest), exactly as CuTe does.
    Text form: `(2,4):(4,1)`, `((2,3),(2,4)):((1,4),(2,12))`, optionally followed by `, offset = N`.
-2. The named Ascend matrix formats of the seed's table (ND, DN, NDExt, DNExt, NZ, ZN, ZZ, NN,
-   ScaleAND, ScaleADN, ScaleBND, ScaleBDN): `make_format` builds the contiguous layout of the table,
-   `verify_format` checks a layout against the format's fixed values and alignment rules, and
-   `detect_format` names the first format a layout satisfies.
-3. The xDSL attribute `LayoutAttr` (`#sbp.layout<(2,4):(4,1)>`, `#sbp.layout<(2,4):(4,1), offset = 3>`).
+2. The xDSL attribute `LayoutAttr` (`#sbp.layout<(2,4):(4,1)>`, `#sbp.layout<(2,4):(4,1), offset = 3>`).
    The dialect itself (dialects/sbp.py) registers it.
 """
 
@@ -100,12 +96,6 @@ def ceil_div(a: int, b: int) -> int:
 def ceil_align(a: int, b: int) -> int:
     """The smallest multiple of b that is >= a."""
     return ceil_div(a, b) * b
-
-
-def _exact_div(a: int, b: int, what: str) -> int:
-    if a % b:
-        raise LayoutError(f"{what} ({a}) must be divisible by {b}")
-    return a // b
 
 
 def _crd2offset(crd: IntTuple, shape: IntTuple, stride: IntTuple) -> int:
@@ -355,197 +345,6 @@ def parse_layout_text(text: str) -> Layout:
     if i != len(toks) - 1:
         raise fail(f"unexpected '{toks[i][1]}'")
     return Layout(shape, stride, offset)
-
-
-# --- Named formats (seed 004, "Layout分形结构数据表") -----------------------------------------------
-
-DTYPE_SIZES: dict[str, int] = {
-    "f16": 2, "bf16": 2, "f32": 4, "i8": 1, "i16": 2, "i32": 4,
-    "fp8_e8m0": 1, "fp4x2_e2m1": 1, "fp4x2_e1m2": 1,
-}  # fmt: skip
-"""sizeof(T) in bytes of the dtypes the table knows (fp4x2 packs two 4-bit values in one byte)."""
-
-FP8_ONLY_FORMATS = ("NN", "ScaleAND", "ScaleADN", "ScaleBND", "ScaleBDN")
-FORMAT_NAMES = ("ND", "DN", "NDExt", "DNExt", "ZZ", "NZ", "ZN", *FP8_ONLY_FORMATS)
-"""All formats in `detect_format` order (ZZ before NZ: NZ leaves StrideRow1 free, so every ZZ fits NZ)."""
-FIELDS = (
-    "ShapeRow0", "ShapeRow1", "ShapeColumn0", "ShapeColumn1",
-    "StrideRow0", "StrideRow1", "StrideColumn0", "StrideColumn1",
-)  # fmt: skip
-"""The table's columns; a hierarchical format layout flattens to these eight values in this order."""
-
-# Alignment rules: field that must be a multiple of the product of the named (fixed) inner fields.
-_ALIGN: dict[str, tuple[str, tuple[str, ...]]] = {
-    "NZ": ("StrideColumn1", ("ShapeRow0", "ShapeColumn0")),
-    "ZN": ("StrideRow1", ("ShapeRow0", "ShapeColumn0")),
-    "ZZ": ("StrideRow1", ("ShapeRow0", "ShapeColumn0")),
-    "NN": ("StrideColumn1", ("ShapeRow0", "ShapeColumn0")),
-    "ScaleADN": ("StrideColumn1", ("ShapeColumn0",)),
-    "ScaleBND": ("StrideRow1", ("ShapeRow0",)),
-}
-# Non-overlap rules of the 1x1 / 1x2 / 2x1 formats: stride field >= inner * other extent when own extent > 1.
-_NO_OVERLAP: dict[str, tuple[str, str, str, int]] = {
-    "NDExt": ("StrideRow1", "ShapeRow1", "ShapeColumn1", 1),
-    "ScaleAND": ("StrideRow1", "ShapeRow1", "ShapeColumn1", 1),
-    "DNExt": ("StrideColumn1", "ShapeColumn1", "ShapeRow1", 1),
-    "ScaleBDN": ("StrideColumn1", "ShapeColumn1", "ShapeRow1", 1),
-    "ScaleADN": ("StrideColumn1", "ShapeColumn1", "ShapeRow1", 2),
-    "ScaleBND": ("StrideRow1", "ShapeRow1", "ShapeColumn1", 2),
-}
-
-
-def _dtype(dtype: str) -> str:
-    name = dtype.removesuffix("_t")
-    if name not in DTYPE_SIZES:
-        raise LayoutError(f"unknown layout dtype {dtype!r} (expected one of {', '.join(DTYPE_SIZES)})")
-    return name
-
-
-def c0_element(dtype: str) -> int:
-    """C0_ELEMENT: 32 bytes / sizeof(T); 64 for the fp4x2 types; 2 for fp8_e8m0 (its ZZ/NN/Scale rows)."""
-    name = _dtype(dtype)
-    if name == "fp8_e8m0":
-        return 2
-    return 64 if name.startswith("fp4x2") else 32 // DTYPE_SIZES[name]
-
-
-def _check_dtype(name: str, dtype: str) -> str:
-    if name not in FORMAT_NAMES:
-        raise LayoutError(f"unknown layout format {name!r} (expected one of {', '.join(FORMAT_NAMES)})")
-    dt = _dtype(dtype)
-    if name in FP8_ONLY_FORMATS and dt != "fp8_e8m0":
-        raise LayoutError(f"{name} layout is only defined for fp8_e8m0, not {dt}")
-    if name not in FP8_ONLY_FORMATS and name != "ZZ" and dt == "fp8_e8m0":
-        raise LayoutError(f"{name} layout is not defined for fp8_e8m0 (the table's T excludes it)")
-    return dt
-
-
-def _fixed_fields(name: str, dt: str) -> dict[str, int]:
-    """The table's fixed inner values (`_16{}`, `C0_ELEMENT`, ...) of a hierarchical format."""
-    c0 = c0_element(dt)
-    # ShapeRow0, ShapeColumn0, StrideRow0, StrideRow1, StrideColumn0, StrideColumn1 (None: free)
-    table: dict[str, tuple[int | None, ...]] = {
-        "NZ": (16, c0, c0, None, 1, None),
-        "ZN": (c0, 16, 1, None, c0, None),
-        "ZZ": (16, c0, c0, None, 1, c0 * 16),
-        "NN": (2, 16, 1, 32, 2, None),
-        "NDExt": (1, 1, 0, None, 0, 1),
-        "ScaleAND": (1, 1, 0, None, 0, 1),
-        "DNExt": (1, 1, 0, 1, 0, None),
-        "ScaleBDN": (1, 1, 0, 1, 0, None),
-        "ScaleADN": (1, 2, 0, 2, 1, None),
-        "ScaleBND": (2, 1, 1, None, 0, 2),
-    }
-    keys = ("ShapeRow0", "ShapeColumn0", "StrideRow0", "StrideRow1", "StrideColumn0", "StrideColumn1")
-    return {k: v for k, v in zip(keys, table[name], strict=True) if v is not None}
-
-
-def make_format(name: str, row: int, column: int, dtype: str = "f16") -> Layout:
-    """The contiguous layout of format `name` for a `row` x `column` matrix of `dtype`, as in the table.
-
-    Hierarchical formats have shape ((ShapeRow0, ShapeRow1), (ShapeColumn0, ShapeColumn1)) and stride
-    ((StrideRow0, StrideRow1), (StrideColumn0, StrideColumn1)); fractal formats pad to whole fractals,
-    so `mode_sizes()` is the padded extent. `row / _2{}` in the table requires divisibility.
-    """
-    dt = _check_dtype(name, dtype)
-    if row < 0 or column < 0:
-        raise LayoutError(f"{name} layout: row and column must be non-negative, got {row}x{column}")
-    r, c, c0 = row, column, c0_element(dt)
-    if name == "ND":
-        return Layout((r, c), (c, 1))
-    if name == "DN":
-        return Layout((r, c), (1, r))
-    match name:  # the table row: ShapeRow0, ShapeRow1, ShapeColumn0, ShapeColumn1, StrideRow0, ... Column1
-        case "NZ":
-            v = (16, ceil_div(r, 16), c0, ceil_div(c, c0), c0, c0 * 16, 1, c0 * ceil_align(r, 16))
-        case "ZN":
-            v = (c0, ceil_div(r, c0), 16, ceil_div(c, 16), 1, c0 * ceil_align(c, 16), c0, c0 * 16)
-        case "ZZ" if dt == "fp8_e8m0":
-            v = (16, ceil_div(r, 16), 2, _exact_div(c, 2, "ZZ column"), 2, c * 16, 1, 32)
-        case "ZZ":
-            v = (16, ceil_div(r, 16), c0, ceil_div(c, c0), c0, 16 * ceil_align(c, c0), 1, c0 * 16)
-        case "NN":
-            v = (2, _exact_div(r, 2, "NN row"), 16, ceil_div(c, 16), 1, 32, 2, r * 16)
-        case "NDExt" | "ScaleAND":
-            v = (1, r, 1, c, 0, c, 0, 1)
-        case "DNExt" | "ScaleBDN":
-            v = (1, r, 1, c, 0, 1, 0, r)
-        case "ScaleADN":
-            v = (1, r, 2, _exact_div(c, 2, "ScaleADN column"), 0, 2, 1, 2 * r)
-        case _:  # ScaleBND
-            v = (2, _exact_div(r, 2, "ScaleBND row"), 1, c, 1, 2 * c, 0, 2)
-    return Layout(((v[0], v[1]), (v[2], v[3])), ((v[4], v[5]), (v[6], v[7])))
-
-
-def _verify_flat(name: str, layout: Layout) -> None:
-    flat = layout.strides_for_flat_modes()
-    if flat is None or len(flat) != 2:
-        raise LayoutError(f"{name} layout: expected a flat 2-mode layout (row,column):(..), got {layout}")
-    (rows, row_stride), (cols, col_stride) = flat
-    if name == "ND":
-        if col_stride != 1:
-            raise LayoutError(f"ND layout: column stride ({col_stride}) must be 1")
-        if rows > 1 and row_stride < cols:
-            raise LayoutError(f"ND layout: row stride ({row_stride}) must be >= the column extent ({cols})")
-    else:
-        if row_stride != 1:
-            raise LayoutError(f"DN layout: row stride ({row_stride}) must be 1")
-        if cols > 1 and col_stride < rows:
-            raise LayoutError(f"DN layout: column stride ({col_stride}) must be >= the row extent ({rows})")
-
-
-def verify_format(name: str, layout: Layout, dtype: str) -> None:
-    """Raise LayoutError naming the broken rule if `layout` is not a valid `name` layout of `dtype`.
-
-    Checks the dtype, the structure, the table's fixed inner shapes/strides, the seed's alignment
-    rules (NZ: StrideColumn1 % (ShapeRow0*ShapeColumn0) == 0; ZN, ZZ: StrideRow1 ...; NN:
-    StrideColumn1 ...), the non-overlap of outer strides (ND: row stride >= column extent; NDExt:
-    StrideRow1 >= ShapeColumn1; ScaleADN: StrideColumn1 even and >= 2*ShapeRow1; ...) and injectivity.
-    The storage offset is not constrained.
-    """
-    dt = _check_dtype(name, dtype)
-    if name in ("ND", "DN"):
-        _verify_flat(name, layout)
-        return
-    where = f"{name} layout"
-    shape = layout.shape
-    if not (
-        isinstance(shape, tuple)
-        and len(shape) == 2
-        and all(isinstance(m, tuple) and len(m) == 2 and all(isinstance(x, int) for x in m) for m in shape)
-    ):
-        raise LayoutError(
-            f"{where}: expected shape ((ShapeRow0,ShapeRow1),(ShapeColumn0,ShapeColumn1)), got {layout}"
-        )
-    values = dict(zip(FIELDS, flatten(shape) + flatten(layout.stride), strict=True))
-    for field_name, want in _fixed_fields(name, dt).items():
-        if values[field_name] != want:
-            raise LayoutError(f"{where}: {field_name} ({values[field_name]}) must be {want} for {dt}")
-    if name in _ALIGN:
-        field_name, factors = _ALIGN[name]
-        div = math.prod(values[f] for f in factors)
-        if values[field_name] % div:
-            got, what = values[field_name], "*".join(factors)
-            raise LayoutError(f"{where}: {field_name} ({got}) must be a multiple of {what} ({div})")
-    if name in _NO_OVERLAP:
-        sfield, own, other, inner = _NO_OVERLAP[name]
-        need = inner * values[other]
-        if values[own] > 1 and values[sfield] < need:
-            other_text = f"{inner}*{other}" if inner > 1 else other
-            raise LayoutError(f"{where}: {sfield} ({values[sfield]}) must be >= {other_text} ({need})")
-    if not layout.is_injective():
-        raise LayoutError(f"{where}: the outer strides make fractal blocks overlap in {layout}")
-
-
-def detect_format(layout: Layout, dtype: str) -> str | None:
-    """The first format (in FORMAT_NAMES order) that `layout` satisfies for `dtype`, or None."""
-    for name in FORMAT_NAMES:
-        try:
-            verify_format(name, layout, dtype)
-        except LayoutError:
-            continue
-        return name
-    return None
 
 
 # --- #sbp.layout attribute -------------------------------------------------------------------------------

@@ -20,11 +20,7 @@ from typing import ClassVar
 
 from xdsl.dialects.builtin import (
     ArrayAttr,
-    BFloat16Type,
-    Float16Type,
-    Float32Type,
     IntAttr,
-    IntegerType,
     NoneAttr,
     StringAttr,
     SymbolRefAttr,
@@ -35,6 +31,7 @@ from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
+from sbpc.dialects import dtypes
 from sbpc.dialects.layout import LayoutAttr
 
 # ---------------------------------------------------------------------------
@@ -250,14 +247,7 @@ def parse_sbp_text(text: str) -> NdSbpAttr:
 # Global tensor type
 # ---------------------------------------------------------------------------
 
-ELEMENT_TYPE_NAMES: dict[Attribute, str] = {
-    Float32Type(): "f32",
-    Float16Type(): "f16",
-    BFloat16Type(): "bf16",
-    IntegerType(16): "i16",
-    IntegerType(32): "i32",
-    IntegerType(64): "i64",
-}
+_ALLOWED_ELEMENT_TYPES = dtypes.names(dtypes.IR_TYPES)
 
 
 @irdl_attr_definition
@@ -330,7 +320,7 @@ class GlobalTensorType(ParametrizedAttribute, TypeAttribute):
 
     def describe(self) -> str:
         """DTensor-style `f32[4,4][S(0)] @p`, used in diagnostics."""
-        elt = ELEMENT_TYPE_NAMES.get(self.element_type, str(self.element_type))
+        elt = dtypes.IR_NAMES.get(self.element_type) or str(self.element_type)
         dims = ",".join(str(d) for d in self.get_shape())
         sbp = self.sbp.short_str() if isinstance(self.sbp, NdSbpAttr) else "[?]"
         return f"{elt}[{dims}]{sbp} @{self.placement_name}"
@@ -357,9 +347,8 @@ class GlobalTensorType(ParametrizedAttribute, TypeAttribute):
             parser.raise_error("!sbp.tensor dimensions must be static", dims_start, parser.pos)
         elt_start = parser.pos
         element_type = parser.parse_type()
-        if element_type not in ELEMENT_TYPE_NAMES:
-            allowed = ", ".join(ELEMENT_TYPE_NAMES.values())
-            parser.raise_error(f"element type must be one of {allowed}", elt_start, parser.pos)
+        if element_type not in dtypes.IR_NAMES:
+            parser.raise_error(f"element type must be one of {_ALLOWED_ELEMENT_TYPES}", elt_start, parser.pos)
         parser.parse_punctuation(",", " before the placement symbol")
         placement = parser.parse_symbol_name()
         sbp: Attribute = cls._NONE
@@ -402,9 +391,8 @@ def type_problem(
     """Placement-independent problems of `!sbp.tensor` parameters (None if fine)."""
     if any(d < 0 for d in shape):
         return f"!sbp.tensor dimensions must be static and non-negative, got {list(shape)}"
-    if element_type not in ELEMENT_TYPE_NAMES:
-        allowed = ", ".join(ELEMENT_TYPE_NAMES.values())
-        return f"!sbp.tensor element type must be one of {allowed}, got {element_type}"
+    if element_type not in dtypes.IR_NAMES:
+        return f"!sbp.tensor element type must be one of {_ALLOWED_ELEMENT_TYPES}, got {element_type}"
     if placement.nested_references.data:
         return "!sbp.tensor placement must be a flat symbol such as @p"
     # Exact-type tests (the classes have no subclasses): isinstance goes through ABCMeta, and

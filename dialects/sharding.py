@@ -1,6 +1,6 @@
 """Shape arithmetic of distributed tensors: numpy broadcasting and balanced splits.
 
-Pure Python, no IR. A tensor axis of extent n split over k ranks gives the first `n % k` ranks
+Pure arithmetic on shapes and SBP entries. A tensor axis of extent n split over k ranks gives the first `n % k` ranks
 one more element than the others (OneFlow's balanced split). A tensor axis split on several mesh
 axes is split by mesh axis 0 first (major), then by the next, and so on.
 """
@@ -8,10 +8,8 @@ axes is split by mesh axis 0 first (major), then by the next, and so on.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from sbpc.dialects.sbp import NdSbpAttr
+from sbpc.dialects.sbp import NdSbpAttr, SbpAttr, SplitAttr
 
 
 def broadcast_shapes(a: Sequence[int], b: Sequence[int]) -> tuple[int, ...] | None:
@@ -27,7 +25,10 @@ def broadcast_shapes(a: Sequence[int], b: Sequence[int]) -> tuple[int, ...] | No
 
 
 def balanced_range(n: int, parts: int, index: int) -> tuple[int, int]:
-    """[start, stop) of piece `index` when n elements are split into `parts` balanced pieces."""
+    """[start, stop) of piece `index` when n elements are split into `parts` balanced pieces.
+
+    The one balanced split: shards of a split tensor axis, the flat pieces of an all-reduce's
+    reduce-scatter phase, and the pieces a partial input is split into all use it."""
     base, extra = divmod(n, parts)
     start = index * base + min(index, extra)
     return start, start + base + (1 if index < extra else 0)
@@ -35,8 +36,6 @@ def balanced_range(n: int, parts: int, index: int) -> tuple[int, int]:
 
 def split_axes(sbp: NdSbpAttr) -> dict[int, list[int]]:
     """tensor axis -> mesh axes splitting it, mesh axis 0 first."""
-    from sbpc.dialects.sbp import SplitAttr
-
     found: dict[int, list[int]] = {}
     for mesh_axis, entry in enumerate(sbp):
         if type(entry) is SplitAttr:  # exact type: isinstance on an attribute class goes through ABCMeta
@@ -72,16 +71,21 @@ def local_shape(
     return tuple(hi - lo for lo, hi in local_slices(shape, sbp, hierarchy, coord))
 
 
-def max_local_shape(shape: Sequence[int], sbp: NdSbpAttr, hierarchy: Sequence[int]) -> tuple[int, ...]:
-    """Shape of the largest shard (the one at mesh coordinate 0, which gets every remainder)."""
-    return local_shape(shape, sbp, hierarchy, [0] * len(hierarchy))
+def max_local_shape(
+    shape: Sequence[int], sbp: NdSbpAttr | Sequence[SbpAttr], hierarchy: Sequence[int]
+) -> tuple[int, ...]:
+    """Shape of the largest shard: the one at mesh coordinate 0, which gets every remainder, so each
+    split divides its extent rounding up (`balanced_range(n, k, 0)` has ceil(n / k) elements)."""
+    extents = list(shape)
+    for d, entry in enumerate(sbp):
+        if type(entry) is SplitAttr:  # exact type: isinstance on an attribute class goes through ABCMeta
+            extents[entry.dim] = -(-extents[entry.dim] // hierarchy[d])
+    return tuple(extents)
 
 
 def fits_shape(sbp: NdSbpAttr, shape: Sequence[int], hierarchy: Sequence[int]) -> bool:
     """OneFlow's Storage4NdSbp check: each split axis must hold at least h_d elements when split
     by mesh axis d (floor division, mesh axis 0 first). Uneven splits are allowed."""
-    from sbpc.dialects.sbp import SplitAttr
-
     extents = list(shape)
     for d, entry in enumerate(sbp):
         if type(entry) is SplitAttr:

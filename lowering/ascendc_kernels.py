@@ -23,14 +23,14 @@ from pathlib import Path
 import numpy as np
 from xdsl.ir import Operation
 
+from sbpc.dialects import dtypes
 from sbpc.lowering.ascendc_printer import AscendCPrinter, tiling_header
 from sbpc.lowering.ascendc_runtime import compile_kernel, run_kernel
+from sbpc.lowering.soc import DEFAULT_SOC
 from sbpc.lowering.tiling import TensorView, compute_tiling
 from sbpc.lowering.to_ascendc import KERNELS, make_kernel
 
 Kernel = Callable[[list[np.ndarray], Operation], np.ndarray]
-
-DTYPE_NAMES = {"float32": "f32", "float16": "f16", "bfloat16": "bf16", "int16": "i16"}
 
 
 class _Text:
@@ -62,13 +62,13 @@ def library(name: str, dtype: str) -> Path:
 
 
 def _dtype(x: np.ndarray) -> str:
-    found = DTYPE_NAMES.get(x.dtype.name)
-    if found is None:
-        raise ValueError(f"fmod kernels support bf16, f16, f32 and i16, not {x.dtype}")
-    return found
+    found = dtypes.find(x.dtype)
+    if found is None or not found.fmod_kernel:
+        raise ValueError(f"fmod kernels support {dtypes.FMOD_KERNEL_SUPPORT}, not {x.dtype}")
+    return found.name
 
 
-def run_fmod(self: np.ndarray, other: np.ndarray | float | int, soc: str = "ascend910b") -> np.ndarray:
+def run_fmod(self: np.ndarray, other: np.ndarray | float | int, soc: str = DEFAULT_SOC) -> np.ndarray:
     """fmod of one shard through the emitted kernel; `other` is a tensor or a scalar."""
     dtype = _dtype(self)
     self = np.ascontiguousarray(self)

@@ -32,11 +32,11 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Operation
 
-from sbpc.dialects import ascendc
+from sbpc.dialects import ascendc, dtypes
 from sbpc.lowering import kernel_template as tpl
 from sbpc.lowering.host_tiling_cpp import host_includes, host_opdef_source, host_tiling_source, tiling_data_header
+from sbpc.lowering.soc import ALIGN_BYTES
 
-C_TYPES = {"f16": "half", "bf16": "bfloat16_t", "i16": "int16_t"}
 KEYS = {"fmod_tensor": (0, 1, 2, 3, 4), "fmod_scalar": (0, 3)}
 
 
@@ -94,6 +94,7 @@ class AscendCPrinter:
         self.stream.write(
             tpl.KERNEL.format(
                 tiling_header=f"{name}_tiling.h",
+                align_bytes=ALIGN_BYTES,
                 cls=cls,
                 other_param=other_param,
                 other_init=other_init,
@@ -139,7 +140,9 @@ class AscendCPrinter:
         for i, (dtype, mode) in enumerate(op.modes.data.items()):
             assert isinstance(mode, StringAttr)
             head = "if constexpr" if i == 0 else "} else if constexpr"
-            self.line(f"{head} (std::is_same_v<T, {C_TYPES[dtype]}>) {{")
+            t = dtypes.lookup(dtype)
+            assert t is not None  # the modes name kernel dtypes (lowering/to_ascendc.py)
+            self.line(f"{head} (std::is_same_v<T, {t.c_type}>) {{")
             with self.indented():
                 self.line(f"Cast({dst}, {src}, RoundMode::{mode.data}, count);")
         self.line("}")

@@ -15,9 +15,7 @@ check failed (the message is on stderr and in ``sbp_last_error()``; here it beco
 * `run_kernel` passes raw storage buffers: for the contiguous keys (0, 1, 2) the arrays themselves; for
   the strided keys (3, 4) the caller passes the underlying storage (``self_storage=`` ...), and the kernel
   reads the views through the tiling's strides and offsets.
-* `TILING_FIELDS` is the single table of the `FmodTilingData` fields (docs/ascendc_design.md
-  "TilingData"); `pack_tiling` lays a dict out exactly like the C struct (natural alignment, declaration
-  order, tail padding to the largest alignment), which is what `register/tilingdata_base.h` produces.
+* The tiling bytes are `lowering.tiling_data.pack_tiling`'s (the one FmodTilingData layout).
 """
 
 from __future__ import annotations
@@ -27,72 +25,31 @@ import functools
 import hashlib
 import os
 import re
-import struct
 import subprocess
 import tempfile
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import ml_dtypes
 import numpy as np
 
-from sbpc.lowering.tiling import FMOD_TILING_FIELDS
+from sbpc.lowering.tiling import kernel_dtype
 
 __all__ = [
     "COUNTER_NAMES",
-    "DTYPES",
     "SHIM_DIR",
-    "TILING_FIELDS",
-    "UB_BYTES",
     "KernelCompileError",
     "KernelRunError",
     "c_type_of",
     "compile_kernel",
     "kernel_cache_dir",
     "numpy_dtype_of",
-    "pack_tiling",
     "run_kernel",
-    "tiling_field_offsets",
-    "tiling_header_text",
-    "tiling_size",
-    "unpack_tiling",
 ]
 
 SHIM_DIR = Path(__file__).resolve().parent / "shim"
 LAUNCHER = SHIM_DIR / "launcher.cpp"
-UB_BYTES = 196608
-
-# FmodTilingData (docs/ascendc_design.md "TilingData"): the table lives with the tiling math.
-TILING_FIELDS: list[tuple[str, str, int]] = list(FMOD_TILING_FIELDS)
-
-# C type -> struct format character (all little-endian, standard sizes).
-_STRUCT_CODES = {
-    "int8_t": "b",
-    "uint8_t": "B",
-    "int16_t": "h",
-    "uint16_t": "H",
-    "int32_t": "i",
-    "uint32_t": "I",
-    "int64_t": "q",
-    "uint64_t": "Q",
-    "float": "f",
-}
-
-# Canonical dtype name -> (C type for -DDTYPE_SELF, numpy dtype).
-DTYPES: dict[str, tuple[str, np.dtype]] = {
-    "f16": ("half", np.dtype(np.float16)),
-    "f32": ("float", np.dtype(np.float32)),
-    "bf16": ("bfloat16_t", np.dtype(ml_dtypes.bfloat16)),
-    "i16": ("int16_t", np.dtype(np.int16)),
-}
-_DTYPE_ALIASES = {
-    "f16": "f16", "half": "f16", "float16": "f16", "fp16": "f16",
-    "f32": "f32", "float": "f32", "float32": "f32", "fp32": "f32",
-    "bf16": "bf16", "bfloat16": "bf16", "bfloat16_t": "bf16",
-    "i16": "i16", "int16": "i16", "int16_t": "i16",
-}  # fmt: skip
 
 # The five ABI counters (sbp_launch's `counters`), then the extended ones (sbp_get_counters_ex).
 COUNTER_NAMES = ("gmToUbBytes", "ubToGmBytes", "ubHighWater", "dataCopyCalls", "dataCopyNon32")
@@ -115,125 +72,15 @@ class KernelRunError(RuntimeError):
 # ---------------------------------------------------------------------------
 
 
-def _canonical_dtype(dtype: str | np.dtype | type) -> str:
-    if isinstance(dtype, str) and dtype in _DTYPE_ALIASES:
-        return _DTYPE_ALIASES[dtype]
-    npd = np.dtype(dtype)
-    for name, (_, d) in DTYPES.items():
-        if npd == d:
-            return name
-    raise ValueError(f"unsupported kernel dtype {dtype!r}; expected one of bf16, f16, f32, i16")
-
-
 def c_type_of(dtype: str | np.dtype | type) -> str:
     """The C type the kernel is compiled with (-DDTYPE_SELF=...)."""
-    return DTYPES[_canonical_dtype(dtype)][0]
+    c_type = kernel_dtype(dtype).c_type
+    assert c_type is not None  # every kernel dtype has one
+    return c_type
 
 
 def numpy_dtype_of(dtype: str | np.dtype | type) -> np.dtype:
-    return DTYPES[_canonical_dtype(dtype)][1]
-
-
-# ---------------------------------------------------------------------------
-# Tiling layout
-# ---------------------------------------------------------------------------
-
-
-def _layout(layout: Sequence[tuple[str, str, int]]) -> tuple[list[tuple[str, str, int, int]], int]:
-    """[(name, ctype, length, offset)] and the struct size, with C's natural alignment."""
-    out = []
-    offset = 0
-    max_align = 1
-    for name, ctype, length in layout:
-        if ctype not in _STRUCT_CODES:
-            raise ValueError(f"tiling field {name}: type {ctype} is not allowed (int8..64, uint8..64, float)")
-        size = struct.calcsize("<" + _STRUCT_CODES[ctype])
-        max_align = max(max_align, size)
-        offset = (offset + size - 1) // size * size
-        out.append((name, ctype, length, offset))
-        offset += size * max(length, 1)
-    total = (offset + max_align - 1) // max_align * max_align
-    return out, total
-
-
-def tiling_field_offsets(layout: Sequence[tuple[str, str, int]] = TILING_FIELDS) -> dict[str, int]:
-    return {name: off for name, _, _, off in _layout(layout)[0]}
-
-
-def tiling_size(layout: Sequence[tuple[str, str, int]] = TILING_FIELDS) -> int:
-    """sizeof(FmodTilingData) as the shim's tilingdata_base.h lays it out (352 for TILING_FIELDS)."""
-    return _layout(layout)[1]
-
-
-def pack_tiling(fields: Mapping[str, Any], layout: Sequence[tuple[str, str, int]] = TILING_FIELDS) -> bytes:
-    """Pack `fields` like the C struct: declaration order, natural alignment, zero padding.
-
-    Missing fields are 0; arrays may be shorter than their length (zero-filled); unknown names raise.
-    """
-    entries, total = _layout(layout)
-    known = {name for name, *_ in entries}
-    unknown = sorted(set(fields) - known)
-    if unknown:
-        raise KeyError(f"unknown tiling field(s) {unknown}; known: {sorted(known)}")
-    buf = bytearray(total)
-    for name, ctype, length, offset in entries:
-        code = "<" + _STRUCT_CODES[ctype]
-        value = fields.get(name, [0] * length if length else 0)
-        if length:
-            values = list(value) if isinstance(value, list | tuple) else np.asarray(value).reshape(-1).tolist()
-            if len(values) > length:
-                raise ValueError(f"tiling field {name}: {len(values)} values for an array of {length}")
-            values += [0] * (length - len(values))
-            for i, v in enumerate(values):
-                struct.pack_into(code, buf, offset + i * struct.calcsize(code), _coerce(v, ctype, name))
-        else:
-            struct.pack_into(code, buf, offset, _coerce(value, ctype, name))
-    return bytes(buf)
-
-
-def unpack_tiling(data: bytes, layout: Sequence[tuple[str, str, int]] = TILING_FIELDS) -> dict[str, Any]:
-    entries, total = _layout(layout)
-    if len(data) < total:
-        raise ValueError(f"tiling buffer of {len(data)} bytes, struct needs {total}")
-    out: dict[str, Any] = {}
-    for name, ctype, length, offset in entries:
-        code = "<" + _STRUCT_CODES[ctype]
-        if length:
-            out[name] = list(struct.unpack_from("<" + str(length) + _STRUCT_CODES[ctype], data, offset))
-        else:
-            out[name] = struct.unpack_from(code, data, offset)[0]
-    return out
-
-
-def _coerce(value: Any, ctype: str, name: str) -> int | float:
-    if ctype == "float":
-        return float(value)
-    if isinstance(value, float) and not value.is_integer():
-        raise ValueError(f"tiling field {name} ({ctype}) got non-integer {value!r}")
-    v = int(value)
-    bits = int(ctype.removeprefix("u").removeprefix("int").removesuffix("_t"))
-    lo, hi = (0, 2**bits - 1) if ctype.startswith("u") else (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1)
-    if not lo <= v <= hi:
-        raise OverflowError(f"tiling field {name} ({ctype}) out of range: {v}")
-    return v
-
-
-def tiling_header_text(
-    struct_name: str = "FmodTilingData",
-    op_type: str = "FmodTensor",
-    layout: Sequence[tuple[str, str, int]] = TILING_FIELDS,
-) -> str:
-    """A tiling header in the msOpGen form, from `layout` (for tests and hand-written kernels)."""
-    lines = ['#pragma once', '#include "register/tilingdata_base.h"', "", "namespace optiling {",
-             f"BEGIN_TILING_DATA_DEF({struct_name})"]  # fmt: skip
-    for name, ctype, length in layout:
-        if length:
-            lines.append(f"  TILING_DATA_FIELD_DEF_ARR({ctype}, {length}, {name});")
-        else:
-            lines.append(f"  TILING_DATA_FIELD_DEF({ctype}, {name});")
-    lines += ["END_TILING_DATA_DEF;", f"REGISTER_TILING_DATA_CLASS({op_type}, {struct_name})",
-              "}  // namespace optiling", ""]  # fmt: skip
-    return "\n".join(lines)
+    return kernel_dtype(dtype).numpy_dtype()
 
 
 # ---------------------------------------------------------------------------
@@ -299,7 +146,7 @@ def compile_kernel(
 
     cache = Path(cache_dir) if cache_dir is not None else kernel_cache_dir()
     cache.mkdir(parents=True, exist_ok=True)
-    lib = cache / f"{kernel_cpp.stem}-{entry}-{_canonical_dtype(dtype)}-{lib_key}.so"
+    lib = cache / f"{kernel_cpp.stem}-{entry}-{kernel_dtype(dtype).name}-{lib_key}.so"
     if lib.exists():
         return lib
     launcher_obj = cache / f"launcher-{entry}-{launcher_key}.o"

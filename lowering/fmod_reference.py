@@ -40,6 +40,8 @@ import math
 import ml_dtypes
 import numpy as np
 
+from sbpc.dialects import dtypes
+
 __all__ = [
     "SUPPORTED_DTYPES",
     "cast_from_float32",
@@ -48,15 +50,13 @@ __all__ = [
     "round_scalar_to_dtype",
 ]
 
-BF16 = np.dtype(ml_dtypes.bfloat16)
-SUPPORTED_DTYPES = (BF16, np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.int16))
+SUPPORTED_DTYPES = tuple(t.numpy_dtype() for t in sorted(dtypes.FMOD_KERNEL_TYPES, key=lambda t: t.name))
 
-# (significand bits incl. the implicit one, minimum normal exponent, largest finite value)
-_FLOAT_FORMATS = {
-    np.dtype(np.float16): (11, -14, 65504.0),
-    BF16: (8, -126, float(ml_dtypes.finfo(ml_dtypes.bfloat16).max)),
-    np.dtype(np.float32): (24, -126, float(np.finfo(np.float32).max)),
-}
+
+def _float_format(dtype: np.dtype) -> tuple[int, int, float]:
+    """(significand bits incl. the implicit one, minimum normal exponent, largest finite value)."""
+    info = ml_dtypes.finfo(dtype)
+    return info.nmant + 1, info.minexp, float(info.max)
 
 
 def _check_dtype(dtype: np.dtype) -> np.dtype:
@@ -129,7 +129,7 @@ def _round_float(v: float, dtype: np.dtype) -> float:
     """Round the exact double `v` to the float format `dtype`, ties to even, overflow to ±inf."""
     if not math.isfinite(v) or v == 0.0:
         return v
-    p, emin, fmax = _FLOAT_FORMATS[dtype]
+    p, emin, fmax = _float_format(dtype)
     _, e = math.frexp(v)  # v = m * 2**e, 0.5 <= |m| < 1  -> exponent of the leading bit is e - 1
     quantum_exp = max(e - 1, emin) - (p - 1)
     scaled = math.ldexp(v, -quantum_exp)  # exact (power-of-two scaling, no underflow for these formats)

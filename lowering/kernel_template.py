@@ -9,7 +9,7 @@ the last run in a UB cache so a repeated run is copied UB->UB instead of re-read
 and 4 read and write strided operands element by element when their innermost stride is not 1.
 CopyIn and CopyOut walk the same segments, so no per-segment table is kept.
 
-Placeholders: {tiling_header} {cls} {other_param} {other_arg} {other_init} {scalar_init}
+Placeholders: {tiling_header} {align_bytes} (`lowering.soc.ALIGN_BYTES`) {cls} {other_param} {other_arg} {other_init} {scalar_init}
 {copy_in_other} {compute} {entry} {branches}.
 """
 
@@ -50,7 +50,7 @@ class {cls} {{
     length_ = last ? td.lastBlockLength : td.blockLength;
     tiles_ = last ? td.lastCoreTileNum : td.tileNum;
     lastTile_ = last ? td.lastCoreLastTileLength : td.lastTileLength;
-    align_ = 32 / sizeof(T);
+    align_ = {align_bytes} / sizeof(T);
     innerExtent_ = td.dimNum > 0 ? static_cast<uint64_t>(td.shape[td.dimNum - 1]) : 1;
     selfGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(self));
 {other_init}    outGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(out));

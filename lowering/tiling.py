@@ -46,74 +46,26 @@ from __future__ import annotations
 
 import math
 import operator
-import struct
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-MAX_DIMS = 8
+from sbpc.dialects import dtypes
+from sbpc.lowering.soc import DEFAULT_SOC, SOCS, SocInfo
+from sbpc.lowering.tiling_data import FMOD_TILING_FIELDS, MAX_DIMS, pack_tiling
+
 MIN_BYTES_PER_CORE = 4096
 UB_RESERVED_BYTES = 2048
 TILE_ALIGN_ELEMS = 64
+F32_TEMP_BYTES = 4
+"""fp32 temporaries per tile element when T is f32: q."""
+CAST_TEMP_BYTES = 12
+"""fp32 temporaries per tile element when T is cast to fp32: x32, y32, q."""
+OTHER_TRAFFIC_SHARE = 40
+"""Key 2: every core may read all of `other` (up to two runs of it), so cores are capped at about
+2N / (40 |other|): that extra traffic stays under 5% of N."""
 _I64_MAX = (1 << 63) - 1
 _U32_MAX = (1 << 32) - 1
-
-DTYPE_BYTES: dict[str, int] = {"f32": 4, "f16": 2, "bf16": 2, "i16": 2}
-_DTYPE_ALIASES = {"float32": "f32", "float16": "f16", "half": "f16", "bfloat16": "bf16", "int16": "i16"}
-
-# The FmodTilingData struct (docs/ascendc_design.md "TilingData"): (name, C type, array length or 0).
-FMOD_TILING_FIELDS: tuple[tuple[str, str, int], ...] = (
-    ("totalLength", "uint64_t", 0),
-    ("blockDim", "uint32_t", 0),
-    ("blockLength", "uint64_t", 0),
-    ("lastBlockLength", "uint64_t", 0),
-    ("tileLength", "uint32_t", 0),
-    ("tileNum", "uint32_t", 0),
-    ("lastTileLength", "uint32_t", 0),
-    ("lastCoreTileNum", "uint32_t", 0),
-    ("lastCoreLastTileLength", "uint32_t", 0),
-    ("bufferNum", "uint32_t", 0),
-    ("scalarOther", "float", 0),
-    ("dimNum", "uint32_t", 0),
-    ("innerRun", "uint64_t", 0),
-    ("shape", "int64_t", MAX_DIMS),
-    ("selfStride", "int64_t", MAX_DIMS),
-    ("otherStride", "int64_t", MAX_DIMS),
-    ("outStride", "int64_t", MAX_DIMS),
-    ("selfOffset", "int64_t", 0),
-    ("otherOffset", "int64_t", 0),
-    ("outOffset", "int64_t", 0),
-)
-_STRUCT_CODE = {"uint64_t": "Q", "int64_t": "q", "uint32_t": "I", "float": "f"}
-
-
-def tiling_struct_layout() -> list[tuple[str, str, int, int]]:
-    """(name, C type, array length or 0, byte offset) of every field, natural alignment, in order."""
-    out, off = [], 0
-    for name, ctype, n in FMOD_TILING_FIELDS:
-        size = struct.calcsize(_STRUCT_CODE[ctype])
-        off = -(-off // size) * size
-        out.append((name, ctype, n, off))
-        off += size * max(n, 1)
-    return out
-
-
-def tiling_struct_size() -> int:
-    """sizeof(FmodTilingData): the last field's end rounded up to the largest alignment (8)."""
-    _, ctype, n, off = tiling_struct_layout()[-1]
-    end = off + struct.calcsize(_STRUCT_CODE[ctype]) * max(n, 1)
-    return -(-end // 8) * 8
-
-
-def decode_tiling_bytes(data: bytes) -> dict[str, int | float | list[int]]:
-    """FmodTilingData fields from the raw little-endian tiling bytes (what GET_TILING_DATA reads)."""
-    fields: dict[str, int | float | list[int]] = {}
-    for name, ctype, n, off in tiling_struct_layout():
-        code = _STRUCT_CODE[ctype]
-        vals = struct.unpack_from("<" + code * max(n, 1), data, off)
-        fields[name] = list(vals) if n else vals[0]
-    return fields
-
 
 # --- small integer helpers -------------------------------------------------------------------------------
 
@@ -212,28 +164,6 @@ class TensorView:
         return True
 
 
-@dataclass(frozen=True)
-class SocInfo:
-    name: str
-    aiv_cores: int
-    ub_bytes: int = 196608
-    align_bytes: int = 32
-    repeat_bytes: int = 256
-
-
-SOCS: dict[str, SocInfo] = {
-    name: SocInfo(name, cores)
-    for name, cores in (
-        ("ascend910b", 48),
-        ("ascend910b1", 48),
-        ("ascend910b2", 48),
-        ("ascend910b3", 40),
-        ("ascend910b4", 40),
-        ("ascend910_93", 48),
-    )
-}
-
-
 def get_soc(soc: str | SocInfo) -> SocInfo:
     if isinstance(soc, SocInfo):
         if soc.aiv_cores < 1 or soc.ub_bytes <= UB_RESERVED_BYTES:
@@ -245,11 +175,13 @@ def get_soc(soc: str | SocInfo) -> SocInfo:
         raise ValueError(f"unknown soc {soc!r}; known: {', '.join(SOCS)}") from None
 
 
-def normalize_dtype(dtype: str) -> str:
-    d = _DTYPE_ALIASES.get(dtype, dtype) if isinstance(dtype, str) else dtype
-    if d not in DTYPE_BYTES:
-        raise ValueError(f"unsupported fmod dtype {dtype!r}; expected one of f32, f16, bf16, i16")
-    return d
+def kernel_dtype(dtype: object) -> dtypes.ElementType:
+    """The element type spelled `dtype` (`f16`, `half`, `float16`, a numpy dtype) if the fmod kernels
+    support it, else ValueError."""
+    t = dtypes.find(dtype)
+    if t is None or not t.fmod_kernel:
+        raise ValueError(f"unsupported fmod dtype {dtype!r}; expected one of {dtypes.names(dtypes.FMOD_KERNEL_TYPES)}")
+    return t
 
 
 # --- scalar rounding (NEP 50) ----------------------------------------------------------------------------
@@ -263,18 +195,17 @@ def round_scalar(value: int | float, dtype: str) -> float:
     """
     import numpy as np
 
-    from sbpc.lowering.fmod_reference import BF16, round_scalar_to_dtype
+    from sbpc.lowering.fmod_reference import round_scalar_to_dtype
 
-    dtype = normalize_dtype(dtype)
+    t = kernel_dtype(dtype)
     if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
         raise ValueError(f"fmod scalar must be an int or a float, got {value!r}")
-    np_dtype = {"f32": np.dtype(np.float32), "f16": np.dtype(np.float16), "bf16": BF16, "i16": np.dtype(np.int16)}
     try:
-        r = round_scalar_to_dtype(value, np_dtype[dtype])
+        r = round_scalar_to_dtype(value, t.numpy_dtype())
     except (OverflowError, ValueError) as error:
-        what = "int16" if dtype == "i16" else dtype
+        what = t.name if t.is_float else t.numpy_name
         raise ValueError(f"scalar {value!r} is not representable as {what}: {error}") from None
-    if r == 0.0 and dtype != "i16":
+    if r == 0.0 and t.is_float:
         r = math.copysign(0.0, float(value))  # an underflow to zero keeps the sign, as numpy's casts do
     return r
 
@@ -381,9 +312,9 @@ def select_tiling_key(c: Coalesced) -> int:
 def ub_bytes_per_elem(dtype: str, buffer_num: int, key: int = 0) -> int:
     """UB bytes per tile element: x, y, out queues in T x bufferNum, the fp32 temporaries, and for key 2
     the cache of the last `other` run."""
-    dtype = normalize_dtype(dtype)
-    size = DTYPE_BYTES[dtype]
-    return buffer_num * 3 * size + (4 if dtype == "f32" else 12) + (size if key == 2 else 0)
+    t = kernel_dtype(dtype)
+    temporaries = F32_TEMP_BYTES if t.cast_up is None else CAST_TEMP_BYTES
+    return buffer_num * 3 * t.size + temporaries + (t.size if key == 2 else 0)
 
 
 def _pad8(vals: Sequence[int]) -> tuple[int, ...]:
@@ -427,7 +358,7 @@ class FmodTiling:
 
     @property
     def elem_bytes(self) -> int:
-        return DTYPE_BYTES[self.dtype]
+        return kernel_dtype(self.dtype).size
 
     @property
     def bytes_per_elem(self) -> int:
@@ -448,11 +379,7 @@ class FmodTiling:
 
     def to_bytes(self) -> bytes:
         """The raw tiling bytes (natural alignment, little endian) that SaveToBuffer writes."""
-        buf = bytearray(tiling_struct_size())
-        for name, ctype, n, off in tiling_struct_layout():
-            vals = getattr(self, name)
-            struct.pack_into("<" + _STRUCT_CODE[ctype] * max(n, 1), buf, off, *(vals if n else (vals,)))
-        return bytes(buf)
+        return pack_tiling(self.fields())
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready dict for tiling.json: key, core split, tiles, buffers, views, coalesced dims."""
@@ -515,13 +442,13 @@ def compute_tiling(
     other: TensorView | float | int,
     out: TensorView | None,
     dtype: str,
-    soc: str | SocInfo = "ascend910b",
+    soc: str | SocInfo = DEFAULT_SOC,
 ) -> FmodTiling:
     """The tiling of `out = fmod(self, other)` (other a TensorView: FmodTensor; a number: FmodScalar).
 
     `out` None means a row-major out of self's shape. Raises ValueError on invalid inputs.
     """
-    dtype = normalize_dtype(dtype)
+    dtype = kernel_dtype(dtype).name
     info = get_soc(soc)
     if out is None:
         out = TensorView.row_major(self.shape)
@@ -529,7 +456,7 @@ def compute_tiling(
     _validate(self, other_view, out)
     scalar = 0.0 if other_view is not None else round_scalar(other, dtype)  # type: ignore[arg-type]
     c = coalesce(self, other_view, out)
-    size = DTYPE_BYTES[dtype]
+    size = kernel_dtype(dtype).size
     n_total = self.numel
     common: dict[str, Any] = {
         "dtype": dtype,
@@ -565,7 +492,7 @@ def compute_tiling(
     cores = info.aiv_cores
     if key == 2:  # every core may read all of `other`: keep that extra traffic under 5%
         other_n = math.prod(d for d, s in zip(c.shape, other_strides, strict=True) if s != 0)
-        cores = min(cores, 1 + (2 * n_total + other_n) // (40 * other_n))  # a core reads up to two runs
+        cores = min(cores, 1 + (2 * n_total + other_n) // (OTHER_TRAFFIC_SHARE * other_n))  # up to two runs a core
     block_length = max(align_up(ceil_div(n_total, cores), align), min_elems)
     block_dim = ceil_div(n_total, block_length)
     last_block_length = n_total - (block_dim - 1) * block_length

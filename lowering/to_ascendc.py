@@ -16,14 +16,10 @@ from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
     ArrayAttr,
-    BFloat16Type,
     DenseArrayBase,
     DictionaryAttr,
-    Float16Type,
-    Float32Type,
     FloatAttr,
     IntegerAttr,
-    IntegerType,
     ModuleOp,
     StringAttr,
     SymbolRefAttr,
@@ -36,18 +32,12 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from sbpc.dialects import ascendc
+from sbpc.dialects import ascendc, dtypes
 from sbpc.dialects.errors import OpError
 from sbpc.dialects.layout import LayoutAttr
 from sbpc.dialects.sbp_ops import FmodOp, FmodScalarOp, describe_op
+from sbpc.lowering.soc import DEFAULT_SOC
 from sbpc.lowering.tiling import TensorView, compute_tiling
-
-DTYPES: dict[Attribute, str] = {
-    Float32Type(): "f32",
-    Float16Type(): "f16",
-    BFloat16Type(): "bf16",
-    IntegerType(16): "i16",
-}
 
 KERNELS = {"fmod_tensor": "FmodTensor", "fmod_scalar": "FmodScalar"}
 
@@ -58,8 +48,8 @@ def tile_program(scalar: bool) -> list[Operation]:
     def s(v: str) -> StringAttr:
         return StringAttr(v)
 
-    up = DictionaryAttr({"f16": s("CAST_NONE"), "bf16": s("CAST_NONE"), "i16": s("CAST_NONE")})
-    down = DictionaryAttr({"f16": s("CAST_NONE"), "bf16": s("CAST_RINT"), "i16": s("CAST_RINT")})
+    up = DictionaryAttr({t.name: s(t.cast_up) for t in dtypes.FMOD_KERNEL_TYPES if t.cast_up is not None})
+    down = DictionaryAttr({t.name: s(t.cast_down) for t in dtypes.FMOD_KERNEL_TYPES if t.cast_down is not None})
     ops: list[Operation] = [ascendc.CopyInOp.build(properties={"src": s("self"), "dst": s("x")})]
     if not scalar:
         ops.append(ascendc.CopyInOp.build(properties={"src": s("other"), "dst": s("y")}))
@@ -160,7 +150,7 @@ class LowerToAscendcPass(ModulePass):
     """Lower local fmod ops to launches of tiled Ascend C kernels. Option: `soc=ascend910b`."""
 
     name = "lower-to-ascendc"
-    soc: str = "ascend910b"
+    soc: str = DEFAULT_SOC
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         kernels: dict[str, ascendc.KernelOp] = {
@@ -180,9 +170,10 @@ class LowerToAscendcPass(ModulePass):
         ty = self_v.type
         if not isinstance(ty, TensorType):
             raise OpError(target, f"{describe_op(target)}: run spmdize before lower-to-ascendc")
-        dtype = DTYPES.get(ty.element_type)
-        if dtype is None:
-            raise OpError(target, f"{describe_op(target)}: fmod kernels support bf16, f16, f32 and i16")
+        elt = dtypes.of_xdsl(ty.element_type)
+        if elt is None or not elt.fmod_kernel:
+            raise OpError(target, f"{describe_op(target)}: fmod kernels support {dtypes.FMOD_KERNEL_SUPPORT}")
+        dtype = elt.name
         self_shapes = _rank_shapes(target, self_v, ranks)
         out_shapes = _rank_shapes(target, target.result, ranks)
         other_shapes = _rank_shapes(target, target.other, ranks) if isinstance(target, FmodOp) else None

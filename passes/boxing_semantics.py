@@ -139,11 +139,6 @@ def _intersect(a: Sequence[tuple[int, int]], b: Sequence[tuple[int, int]]) -> tu
     return tuple((max(x0, y0), min(x1, y1)) for (x0, x1), (y0, y1) in zip(a, b, strict=True))
 
 
-def flat_piece(n_elements: int, parts: int, index: int) -> tuple[int, int]:
-    """The flat element range rank `index` owns in the reduce-scatter phase of an all-reduce."""
-    return balanced_range(n_elements, parts, index)
-
-
 def step_bytes_exact(
     kind: str,
     src: NdSbp,
@@ -168,7 +163,7 @@ def step_bytes_exact(
                 sent[r] += sum(_volume(_intersect(have[r], want[k])) for k in members if k != r) * elt_bytes
             else:  # all_reduce = reduce-scatter of flat pieces + all-gather of them
                 total = _volume(have[r])
-                pieces = [flat_piece(total, n, i) for i in range(n)]
+                pieces = [balanced_range(total, n, i) for i in range(n)]  # the reduce-scatter phase
                 mine = pieces[members.index(r)]
                 sent[r] += (sum(hi - lo for lo, hi in pieces) - (mine[1] - mine[0])) * elt_bytes
                 sent[r] += (mine[1] - mine[0]) * (n - 1) * elt_bytes
@@ -250,7 +245,7 @@ def execute_step(
                 total = flats[members[0]].size
                 reduced_pieces = []
                 for i, k in enumerate(members):
-                    lo, hi = flat_piece(total, n, i)
+                    lo, hi = balanced_range(total, n, i)
                     blocks = []
                     for r in members:
                         if r != k:

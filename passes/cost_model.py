@@ -34,6 +34,7 @@ from sbpc.dialects.sbp import (
     nd_sbp,
     split,
 )
+from sbpc.dialects.sharding import max_local_shape
 from sbpc.passes.boxing_semantics import COMM_KINDS, step_bytes_exact, step_kind
 from sbpc.passes.step_pricing import (
     GroupWants,
@@ -598,11 +599,7 @@ def plan_from_predecessors(best: dict[NdSbp, tuple[float, Step | None]], src: Nd
 
 def local_elements(shape: Sequence[int], state: NdSbp, hierarchy: Sequence[int]) -> int:
     """Elements of the largest shard of a tensor distributed as `state`."""
-    extents = list(shape)
-    for d, entry in enumerate(state):
-        if type(entry) is SplitAttr:
-            extents[entry.dim] = -(-extents[entry.dim] // hierarchy[d])
-    return math.prod(extents)
+    return math.prod(max_local_shape(shape, state, hierarchy))
 
 
 def transition_time(

@@ -9,25 +9,15 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 
-from xdsl.dialects.builtin import IntegerType
-from xdsl.ir import Attribute, Operation
+from xdsl.ir import Operation
 
+from sbpc.dialects import dtypes
 from sbpc.dialects.sbp import BROADCAST, GlobalTensorType, NdSbpAttr, SbpAttr, SignatureAttr, nd_sbp
 from sbpc.dialects.signatures import NdSig, SbpRule, Sig
 
-_ELEMENT_BYTES: dict[Attribute, int] = {}
-
 
 def element_bytes(ty: GlobalTensorType) -> int:
-    elt = ty.element_type
-    found = _ELEMENT_BYTES.get(elt)
-    if found is None:  # str() runs the printer (~10 µs): once per element type
-        if isinstance(elt, IntegerType):
-            found = max(1, elt.width.data // 8)
-        else:
-            found = {"f32": 4, "f16": 2, "bf16": 2}.get(str(elt), 4)
-        _ELEMENT_BYTES[elt] = found
-    return found
+    return dtypes.size_of(ty.element_type)
 
 
 def byte_size(ty: GlobalTensorType) -> float:

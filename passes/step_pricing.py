@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sbpc.dialects.sbp import SplitAttr
-from sbpc.dialects.sharding import balanced_range
+from sbpc.dialects.sharding import balanced_range, split_axes, split_slices
 from sbpc.passes.boxing_semantics import NdSbp, groups, mesh_coords
 
 Ranges = tuple[tuple[int, int], ...]
@@ -88,21 +88,8 @@ def step_layout(
 def rank_ranges(shape: Sequence[int], state: NdSbp, hierarchy: Sequence[int]) -> tuple[Ranges, ...]:
     """The index ranges every rank holds, in flat rank order: `sharding.local_slices` at every
     coordinate, with the split axes found once."""
-    splits: dict[int, list[int]] = {}
-    for mesh_axis, entry in enumerate(state):
-        if isinstance(entry, SplitAttr):
-            splits.setdefault(entry.dim, []).append(mesh_axis)
-    out: list[Ranges] = []
-    for coord in mesh_coords(hierarchy):
-        bounds = [(0, d) for d in shape]
-        for axis, mesh_axes in splits.items():
-            start, stop = bounds[axis]
-            for m in mesh_axes:
-                lo, hi = balanced_range(stop - start, hierarchy[m], coord[m])
-                start, stop = start + lo, start + hi
-            bounds[axis] = (start, stop)
-        out.append(tuple(bounds))
-    return tuple(out)
+    splits = split_axes(state)
+    return tuple(split_slices(shape, splits, hierarchy, coord) for coord in mesh_coords(hierarchy))
 
 
 GroupWants = tuple[tuple[Ranges | None, list[list[tuple[int, int]]]], ...]
@@ -136,8 +123,8 @@ def elements_sent(
                 size = 1
                 for lo, hi in have[r]:
                     size *= hi - lo if hi > lo else 0
-                base, extra = divmod(size, n)
-                sent = size + (base + (1 if i < extra else 0)) * (n - 2)
+                lo, hi = balanced_range(size, n, i)
+                sent = size + (hi - lo) * (n - 2)
                 total += sent
                 if sent > busiest:
                     busiest = sent

@@ -3,7 +3,7 @@
 One kernel per op name, `kernel(operands, op) -> np.ndarray`: `operands` are the op's operand values
 (full arrays for the reference, one rank's local shards in the simulator) and `op` is the xDSL
 operation, read only for its properties and its result element type. The result keeps the tensor's
-dtype: f32 -> float32, f16 -> float16, bf16 -> ml_dtypes.bfloat16, i16/i32/i64 -> int16/32/64.
+dtype, `dialects.dtypes`'s numpy dtype (f32 -> float32, bf16 -> ml_dtypes.bfloat16, i16 -> int16, ...).
 
 Numeric conventions (identical for the reference and the ranks, so distributed runs can be compared
 bit for bit where no reduction order changes):
@@ -27,25 +27,21 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-import ml_dtypes
 import numpy as np
 from xdsl.dialects.builtin import (
-    BFloat16Type,
     DenseArrayBase,
-    Float16Type,
-    Float32Type,
     FloatAttr,
     IntegerAttr,
-    IntegerType,
     TensorType,
 )
 from xdsl.ir import Attribute, Operation
 
+from sbpc.dialects import dtypes
 from sbpc.dialects.sbp import GlobalTensorType
 
-BF16 = np.dtype(ml_dtypes.bfloat16)
-F32 = np.dtype(np.float32)
-LOW_FLOATS = (np.dtype(np.float16), BF16)
+BF16 = dtypes.named("bf16").numpy_dtype()
+F32 = dtypes.named("f32").numpy_dtype()
+LOW_FLOATS = (dtypes.named("f16").numpy_dtype(), BF16)
 
 Kernel = Callable[[list[np.ndarray], Operation], np.ndarray]
 
@@ -57,24 +53,16 @@ Kernel = Callable[[list[np.ndarray], Operation], np.ndarray]
 
 def np_dtype(element_type: Attribute) -> np.dtype:
     """numpy dtype of an element type (f32, f16, bf16, i16, i32, i64)."""
-    if isinstance(element_type, Float32Type):
-        return F32
-    if isinstance(element_type, Float16Type):
-        return np.dtype(np.float16)
-    if isinstance(element_type, BFloat16Type):
-        return BF16
-    if isinstance(element_type, IntegerType) and element_type.width.data in (8, 16, 32, 64):
-        return np.dtype(f"int{element_type.width.data}")
-    raise ValueError(f"unsupported element type {element_type}")
+    t = dtypes.of_xdsl(element_type)
+    if t is None or t.numpy_name is None:
+        raise ValueError(f"unsupported element type {element_type}")
+    return t.numpy_dtype()
 
 
 def dtype_name(dtype: np.dtype) -> str:
-    """`f32`, `f16`, `bf16`, `i16`, ... as written in the IR."""
-    if dtype == BF16:
-        return "bf16"
-    if np.issubdtype(dtype, np.integer):
-        return f"i{dtype.itemsize * 8}"
-    return f"f{dtype.itemsize * 8}"
+    """`f32`, `f16`, `bf16`, `i16`, ... as written in the IR (numpy's name for a dtype the IR has not)."""
+    t = dtypes.of_numpy(dtype)
+    return t.name if t is not None else dtype.name
 
 
 def is_integer(dtype: np.dtype) -> bool:

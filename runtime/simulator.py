@@ -44,6 +44,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.traits import SymbolTable
 
+from sbpc.dialects import dtypes
 from sbpc.dialects.errors import OpError
 from sbpc.dialects.sbp import GlobalTensorType, NdSbpAttr, PartialAttr, ReduceKind, SignatureAttr, nd_sbp
 from sbpc.dialects.sbp_ops import PlacementOp, describe_op
@@ -469,11 +470,7 @@ def reference(
 
 # (rtol, atol) per dtype for programs that sum floats in another order than the reference; atol is
 # scaled by max(1, max |reference|) so that long dot products are judged relative to their magnitude.
-TOLERANCES: dict[str, tuple[float, float]] = {
-    "f32": (1e-5, 1e-5),
-    "f16": (1e-2, 1e-2),
-    "bf16": (3e-2, 3e-2),
-}
+TOLERANCES: dict[str, tuple[float, float]] = {t.name: t.tolerance for t in dtypes.ELEMENT_TYPES if t.tolerance}
 
 
 def _sums_floats(dtype: np.dtype, *sbps: NdSbp) -> bool:

@@ -17,7 +17,7 @@
 //            gmScalarWriteBytes, dataCopyPadCalls, ubToUbBytes of the last launch; returns how many
 //   const char* sbp_kernel_entry_name(void);     the entry symbol compiled in
 //   int sbp_kernel_is_scalar(void);
-//   uint32_t sbp_ub_capacity(void);              196608
+//   uint32_t sbp_ub_capacity(void);              TOTAL_UB_SIZE (sbp_shim/soc.h)
 #include <cfenv>
 #include <string>
 

@@ -30,17 +30,14 @@ import ml_dtypes
 import numpy as np
 import pytest
 
+from sbpc.dialects import dtypes
 from sbpc.lowering.ascendc_kernels import kernel_source_dir, library
-from sbpc.lowering.ascendc_runtime import UB_BYTES, run_kernel
+from sbpc.lowering.ascendc_runtime import run_kernel
 from sbpc.lowering.fmod_reference import fmod_scalar_reference, fmod_tensor_reference, round_scalar_to_dtype
+from sbpc.lowering.soc import UB_BYTES
 from sbpc.lowering.tiling import FmodTiling, TensorView, compute_tiling
 
-DTYPES: dict[str, np.dtype] = {
-    "f32": np.dtype(np.float32),
-    "f16": np.dtype(np.float16),
-    "bf16": np.dtype(ml_dtypes.bfloat16),
-    "i16": np.dtype(np.int16),
-}
+DTYPES: dict[str, np.dtype] = {t.name: t.numpy_dtype() for t in dtypes.FMOD_KERNEL_TYPES}
 ALL = tuple(DTYPES)
 BIG_DTYPES = ("f32", "f16", "bf16", "i16")  # the 1<<20 and 10^6-element cases, for every dtype
 UINT = {2: np.uint16, 4: np.uint32}

@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from sbpc.dialects import dtypes
 from sbpc.lowering.ascendc_printer import host_source
 from sbpc.lowering.host_tiling_cpp import (
     HOST_ATTRS,
@@ -30,23 +31,21 @@ from sbpc.lowering.host_tiling_cpp import (
     snake_name,
     tiling_data_header,
 )
+from sbpc.lowering.soc import UB_BYTES, SocInfo
 from sbpc.lowering.tiling import (
-    FMOD_TILING_FIELDS,
-    SocInfo,
     TensorView,
     compute_tiling,
-    decode_tiling_bytes,
     row_major_strides,
-    tiling_struct_size,
 )
+from sbpc.lowering.tiling_data import tiling_size, unpack_tiling
 
 ROOT = Path(__file__).resolve().parents[2]
 HOST_SHIM = ROOT / "lowering" / "host_shim"
 DEVICE_SHIM = ROOT / "lowering" / "shim"  # register/tilingdata_base.h (shared with the kernel side)
 CXX = os.environ.get("CXX", "g++")
 FLAGS = ["-std=c++17", "-Wall", "-Werror", "-O1"]
-DT_ENUM = {"f32": 0, "f16": 1, "bf16": 27, "i16": 6}
-UB = 196608
+DT_ENUM = {t.name: t.ge_value for t in dtypes.FMOD_KERNEL_TYPES}
+UB = UB_BYTES
 
 pytestmark = pytest.mark.skipif(shutil.which(CXX) is None, reason="needs g++")
 
@@ -429,7 +428,7 @@ def _same(a, b) -> bool:
 def check_cases(driver: Path, cases: list[Case]) -> tuple[int, int]:
     out = run_driver(driver, [c.line() for c in cases])
     assert len(out) == len(cases)
-    size = tiling_struct_size()
+    size = tiling_size()
     ok = fail = 0
     for case, line in zip(cases, out, strict=True):
         want = case.python()
@@ -445,7 +444,7 @@ def check_cases(driver: Path, cases: list[Case]) -> tuple[int, int]:
         raw = bytes.fromhex(tok[6 + nws])
         assert (key, block_dim) == (want["key"], want["blockDim"]), case
         assert infer_ok == 1 and ws == [0] and data_size == size == len(raw), case
-        got = decode_tiling_bytes(raw)
+        got = unpack_tiling(raw)
         for name, value in want["fields"].items():
             assert _same(got[name], value), f"{name}: C++ {got[name]!r} != Python {value!r} for {case}"
         ok += 1
@@ -496,17 +495,6 @@ def test_scalar_rounding_matches_numpy(driver):
             cases.append(Case("FmodScalar", dt, 48, 196608, rm, v, rm, (2, 2, 2), (False, False, False)))
     ok, _ = check_cases(driver, cases)
     assert ok > 5000
-
-
-def test_tiling_fields_table_matches_runtime():
-    """lowering.ascendc_runtime.TILING_FIELDS (device side) is the same struct as lowering.tiling's table."""
-    rt = pytest.importorskip("sbpc.lowering.ascendc_runtime")
-    assert [tuple(f) for f in rt.TILING_FIELDS] == list(FMOD_TILING_FIELDS)
-    if hasattr(rt, "tiling_size"):
-        assert rt.tiling_size() == tiling_struct_size()
-    if hasattr(rt, "pack_tiling"):
-        t = compute_tiling(TensorView((64, 32), (1, 64), 5), TensorView.row_major((32,), 7), None, "bf16")
-        assert bytes(rt.pack_tiling(t.fields())) == t.to_bytes()
 
 
 def test_printer_host_source_compiles_with_host_shim(tmp_path):

@@ -1,4 +1,5 @@
-"""Tests of dialects/layout.py: the Shape:Stride algebra, the seed-004 formats and `#sbp.layout`."""
+"""Tests of dialects/layout.py (the Shape:Stride algebra, `#sbp.layout`) and dialects/layout_formats.py
+(the seed-004 formats)."""
 
 import io
 import itertools
@@ -15,21 +16,23 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import ParseError, VerifyException
 
 from sbpc.dialects.layout import (
-    FORMAT_NAMES,
-    FP8_ONLY_FORMATS,
     Layout,
     LayoutAttr,
     LayoutError,
-    c0_element,
     ceil_align,
     ceil_div,
     column_major,
     congruent,
-    detect_format,
     format_layout,
-    make_format,
     parse_layout_text,
     row_major,
+)
+from sbpc.dialects.layout_formats import (
+    FORMAT_NAMES,
+    FP8_ONLY_FORMATS,
+    c0_element,
+    detect_format,
+    make_format,
     verify_format,
 )
 

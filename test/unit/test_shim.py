@@ -22,30 +22,29 @@ import ml_dtypes
 import numpy as np
 import pytest
 
+from sbpc.dialects import dtypes
 from sbpc.lowering.ascendc_runtime import (
     COUNTER_NAMES,
-    TILING_FIELDS,
     KernelCompileError,
     KernelRunError,
     compile_kernel,
-    pack_tiling,
     run_kernel,
+)
+from sbpc.lowering.fmod_reference import fmod_scalar_reference, fmod_tensor_reference, round_scalar_to_dtype
+from sbpc.lowering.soc import UB_BYTES
+from sbpc.lowering.tiling_data import (
+    FMOD_TILING_FIELDS,
+    pack_tiling,
     tiling_field_offsets,
-    tiling_header_text,
+    tiling_header,
     tiling_size,
     unpack_tiling,
 )
-from sbpc.lowering.fmod_reference import fmod_scalar_reference, fmod_tensor_reference, round_scalar_to_dtype
 
 HERE = Path(__file__).resolve().parent
 KERNEL = HERE / "Inputs" / "fmod_kernel_handwritten.cpp"
-UB = 196608
-DTYPES = {
-    "bf16": np.dtype(ml_dtypes.bfloat16),
-    "f16": np.dtype(np.float16),
-    "f32": np.dtype(np.float32),
-    "i16": np.dtype(np.int16),
-}
+UB = UB_BYTES
+DTYPES = {t.name: t.numpy_dtype() for t in sorted(dtypes.FMOD_KERNEL_TYPES, key=lambda t: t.name)}
 SIZES = [0, 1, 31, 32, 33, 4097, 1 << 16]
 WEXTRA = ("-Wextra",)  # the shim must also be -Wextra clean
 
@@ -152,7 +151,7 @@ def assert_same_bits(got: np.ndarray, expected: np.ndarray, *inputs: np.ndarray)
 @pytest.fixture(scope="module")
 def tiling_dir(tmp_path_factory) -> Path:
     d = tmp_path_factory.mktemp("tiling")
-    (d / "fmod_tensor_tiling.h").write_text(tiling_header_text("FmodTilingData", "FmodTensor"))
+    (d / "fmod_tensor_tiling.h").write_text(tiling_header("FmodTensor", "FMOD_TENSOR_TILING_H"))
     return d
 
 
@@ -256,7 +255,7 @@ def test_compile_is_cached(libs, tiling_dir):
 
 def test_tiling_layout_natural_alignment():
     offsets = tiling_field_offsets()
-    assert list(offsets) == [f for f, _, _ in TILING_FIELDS]
+    assert list(offsets) == [f for f, _, _ in FMOD_TILING_FIELDS]
     assert offsets["totalLength"] == 0 and offsets["blockDim"] == 8 and offsets["blockLength"] == 16
     assert offsets["shape"] % 8 == 0 and offsets["scalarOther"] % 4 == 0
     assert tiling_size() == 352
@@ -274,7 +273,7 @@ def test_tiling_layout_natural_alignment():
 
 def _tiling_values() -> dict:
     vals = {}
-    for i, (name, ctype, length) in enumerate(TILING_FIELDS):
+    for i, (name, ctype, length) in enumerate(FMOD_TILING_FIELDS):
         if ctype == "float":
             vals[name] = 0.5 + i
         elif length:
@@ -297,7 +296,7 @@ def test_tiling_host_and_kernel_agree_with_pack_tiling(probe):
     out = np.zeros(2 * 64, np.float64)
     run_kernel(probe, np.zeros(8, np.uint8), np.zeros(8, np.uint8), (0,), packed, 1, 30, out_storage=out)
     k = 0
-    for name, _, length in TILING_FIELDS:
+    for name, _, length in FMOD_TILING_FIELDS:
         for v in vals[name] if length else [vals[name]]:
             assert out[k] == float(v), name
             k += 1
@@ -510,7 +509,7 @@ PROBE = textwrap.dedent(
 def _probe_host_setters() -> str:
     lines = []
     vals = _tiling_values()
-    for name, ctype, length in TILING_FIELDS:
+    for name, ctype, length in FMOD_TILING_FIELDS:
         if length:
             arr = ", ".join(str(v) for v in vals[name])
             lines.append(f"  {{ const {ctype} v[{length}] = {{{arr}}}; t.set_{name}(v); }}")

@@ -12,26 +12,22 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from sbpc.dialects import dtypes
+from sbpc.lowering.soc import SOCS, UB_BYTES, SocInfo
 from sbpc.lowering.tiling import (
-    DTYPE_BYTES,
-    FMOD_TILING_FIELDS,
-    MAX_DIMS,
-    SOCS,
     UB_RESERVED_BYTES,
-    SocInfo,
     TensorView,
     coalesce,
     compute_tiling,
-    decode_tiling_bytes,
     round_scalar,
     row_major_strides,
-    tiling_struct_size,
     ub_bytes_per_elem,
 )
+from sbpc.lowering.tiling_data import FMOD_TILING_FIELDS, MAX_DIMS, tiling_size, unpack_tiling
 
 V = TensorView
 rm = TensorView.row_major
-DTYPES = ("f32", "f16", "bf16", "i16")
+DTYPES = tuple(t.name for t in dtypes.FMOD_KERNEL_TYPES)
 
 
 def transposed(shape, perm, offset=0):
@@ -183,7 +179,7 @@ def test_block_dim_small_and_large():
 @pytest.mark.parametrize("soc", ["ascend910b", "ascend910b3"])
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_no_idle_core_aligned_blocks(dtype, soc):
-    size = DTYPE_BYTES[dtype]
+    size = dtypes.lookup(dtype).size
     cores = SOCS[soc].aiv_cores
     rng = random.Random(1)
     ns = list(range(1, 300)) + [rng.randint(1, 1 << 40) for _ in range(300)]
@@ -219,7 +215,7 @@ def test_ub_plan_values():
 
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_ub_budget_and_tiles(dtype):
-    budget = 196608 - UB_RESERVED_BYTES
+    budget = UB_BYTES - UB_RESERVED_BYTES
     rng = random.Random(2)
     ns = [1, 63, 64, 65, 5000, 100_000, 331_777, 1 << 22, 10**9, 3 * 10**11]
     for n in ns + [rng.randint(1, 1 << 36) for _ in range(200)]:
@@ -319,8 +315,8 @@ def test_fields_bytes_json():
     assert list(f) == [name for name, _, _ in FMOD_TILING_FIELDS]
     assert all(len(f[name]) == MAX_DIMS for name, _, n in FMOD_TILING_FIELDS if n)
     assert (f["selfOffset"], f["otherOffset"], f["outOffset"]) == (7, 2, 1)
-    assert tiling_struct_size() == len(t.to_bytes()) == 352
-    assert decode_tiling_bytes(t.to_bytes()) == f
+    assert tiling_size() == len(t.to_bytes()) == 352
+    assert unpack_tiling(t.to_bytes()) == f
     j = t.to_json()
     for k in ("tilingKey", "blockDim", "blockLength", "tileLength", "tileNum", "lastTileLength", "bufferNum", "dtype",
               "shape", "selfStride", "otherStride", "outStride", "self", "other", "out"):  # fmt: skip

@@ -15,6 +15,8 @@
 #include <string>
 #include <type_traits>
 
+#include "sbp_shim/soc.h"
+
 // ---------------------------------------------------------------------------------------------
 // Function qualifiers and address spaces: empty on the CPU (as in the real CPU debug mode).
 // ---------------------------------------------------------------------------------------------
@@ -108,10 +110,7 @@ enum KernelMetaType { KERNEL_TYPE_AIV_ONLY, KERNEL_TYPE_AIC_ONLY, KERNEL_TYPE_MI
                       KERNEL_TYPE_MIX_AIC_1_2 };
 using TEventID = int8_t;
 
-// Hardware constants of Atlas A2/A3 used by the checks.
-constexpr uint32_t TOTAL_UB_SIZE = 196608;
-constexpr uint32_t ONE_BLK_SIZE = 32;
-constexpr uint32_t ONE_REPEAT_BYTE_SIZE = 256;
+// TOTAL_UB_SIZE, ONE_BLK_SIZE, ONE_REPEAT_BYTE_SIZE: sbp_shim/soc.h (generated from lowering/soc.py).
 constexpr uint32_t MAX_QUE_BUFFERS_PER_POSITION = 8;
 
 namespace shim {

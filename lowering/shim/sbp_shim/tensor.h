@@ -320,7 +320,7 @@ class TBuf : public shim::QueBase {
 };
 
 // TPipe: hands out UB. Every InitBuffer rounds its length up to 32 bytes and the running total of the
-// core must stay <= 196608 bytes. Pipes nest like a stack: a pipe's buffers are released when it is
+// core must stay <= TOTAL_UB_SIZE bytes. Pipes nest like a stack: a pipe's buffers are released when it is
 // destroyed (Destroy() or its destructor), so a core may build a fresh pipe per branch.
 class TPipe {
  public:
