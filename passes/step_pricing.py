@@ -23,9 +23,9 @@ import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from sbpc.dialects.collectives import NdSbp, groups, mesh_coords
 from sbpc.dialects.sbp import SplitAttr
 from sbpc.dialects.sharding import balanced_range
-from sbpc.passes.boxing_semantics import NdSbp, groups, mesh_coords
 
 Ranges = tuple[tuple[int, int], ...]
 

@@ -6,8 +6,9 @@ import itertools
 import numpy as np
 import pytest
 
+from sbpc.dialects.collectives import execute_plan
 from sbpc.dialects.sbp import BROADCAST, ReduceKind, partial, split
-from sbpc.passes.boxing_semantics import assemble, distribute, execute_plan
+from sbpc.passes.boxing_semantics import assemble, distribute
 from sbpc.passes.cost_model import Plan, plan_transition
 from sbpc.passes.lower_boxing import oneflow_plan
 

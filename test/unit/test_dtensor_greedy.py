@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 
 from bench.dtensor_greedy import dtensor_greedy_plan, greedy_moves
+from sbpc.dialects.collectives import execute_plan
 from sbpc.dialects.sbp import BROADCAST, ReduceKind, partial, split
-from sbpc.passes.boxing_semantics import assemble, distribute, execute_plan
+from sbpc.passes.boxing_semantics import assemble, distribute
 from sbpc.passes.cost_model import Plan, plan_transition
 
 S0, S1, B, P, PMAX = split(0), split(1), BROADCAST, partial(), partial(ReduceKind.MAX)
