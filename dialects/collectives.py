@@ -29,7 +29,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Literal
+from typing import Literal, NamedTuple
 
 import numpy as np
 
@@ -86,15 +86,17 @@ def axis_kind(old: SbpAttr, new: SbpAttr) -> str | None:
     change no single collective makes: P(x) -> P(y), B -> B)."""
     if old == new:
         return None
-    if isinstance(old, PartialAttr):
-        if isinstance(new, BroadcastAttr):
+    # Exact types: the entry classes have no subclasses, and isinstance on them goes through ABCMeta.
+    old_t, new_t = type(old), type(new)
+    if old_t is PartialAttr:
+        if new_t is BroadcastAttr:
             return "all_reduce"
-        return "reduce_scatter" if isinstance(new, SplitAttr) else None
-    if isinstance(new, PartialAttr):
+        return "reduce_scatter" if new_t is SplitAttr else None
+    if new_t is PartialAttr:
         return "to_partial"
-    if isinstance(old, SplitAttr):
-        return "all_gather" if isinstance(new, BroadcastAttr) else "all_to_all"
-    return "all_slice" if isinstance(new, SplitAttr) else None
+    if old_t is SplitAttr:
+        return "all_gather" if new_t is BroadcastAttr else "all_to_all"
+    return "all_slice" if new_t is SplitAttr else None
 
 
 # ---------------------------------------------------------------------------
@@ -102,14 +104,18 @@ def axis_kind(old: SbpAttr, new: SbpAttr) -> str | None:
 # ---------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Invalid:
-    """Why a step is not one collective."""
+class Invalid(NamedTuple):
+    """Why a step is not one collective. The text is built only when asked for: the planners try many
+    steps that are not collectives and never print why."""
 
-    reason: str
-    """Completes `<src> -> <dst> ...` in a diagnostic, except at stage `mesh_axes` (it stands alone)."""
-    stage: Literal["mesh_axes", "unlisted", "transition"] = "transition"
+    stage: Literal["mesh_axes", "unlisted", "transition"]
     """What is wrong: the axis list itself, a change outside it, or the transition on the listed axes."""
+    explain: Callable[[], str]
+
+    @property
+    def reason(self) -> str:
+        """Completes `<src> -> <dst> ...` in a diagnostic, except at stage `mesh_axes` (it stands alone)."""
+        return self.explain()
 
 
 def _sbp_text(state: NdSbp) -> str:
@@ -121,7 +127,7 @@ def _later_split(state: NdSbp, axis: int, tensor_axis: int, axes: Sequence[int],
     `tensor_axis` too, or -1."""
     for d in range(axis + 1, len(state)):
         e = state[d]
-        if isinstance(e, SplitAttr) and e.dim == tensor_axis and d not in axes and hierarchy[d] > 1:
+        if type(e) is SplitAttr and e.dim == tensor_axis and d not in axes and hierarchy[d] > 1:
             return d
     return -1
 
@@ -134,47 +140,53 @@ def check_step(src: NdSbp, dst: NdSbp, axes: Sequence[int], hierarchy: Sequence[
     the others must be unchanged.
     """
     rank = len(src)
-    if not axes or len(set(axes)) != len(axes) or any(not 0 <= a < rank for a in axes) \
+    if not axes or min(axes) < 0 or max(axes) >= rank or len(set(axes)) != len(axes) \
             or len(dst) != rank or len(hierarchy) != rank:
-        return Invalid(f"mesh_axes {list(axes)} must be one or more distinct mesh axes in 0..{rank - 1}", "mesh_axes")
+        return Invalid("mesh_axes", lambda: (
+            f"mesh_axes {list(axes)} must be one or more distinct mesh axes in 0..{rank - 1}"
+        ))
     for d in range(rank):
         if d not in axes and src[d] != dst[d]:
-            return Invalid(f"changes mesh axis {d}, which is not in mesh_axes {list(axes)}", "unlisted")
+            return Invalid("unlisted", lambda: f"changes mesh axis {d}, which is not in mesh_axes {list(axes)}")
     kinds = [axis_kind(src[d], dst[d]) for d in axes]
-    for d, k in zip(axes, kinds, strict=True):
-        if k is None:
-            change = f"{src[d].short_str()} -> {dst[d].short_str()}"
-            return Invalid(f"on mesh axis {d} is {change}, which no collective does")
+    if None in kinds:
+        d = axes[kinds.index(None)]
+        return Invalid("transition", lambda: (
+            f"on mesh axis {d} is {src[d].short_str()} -> {dst[d].short_str()}, which no collective does"
+        ))
     # A merged group makes one kind of transition; only all-to-all may mix tensor axes (every listed
     # axis split before and after, e.g. (S(0),S(1)) -> (S(1),S(0)) over both mesh axes at once).
     pairs = [(src[d], dst[d]) for d in axes]
     if len(set(pairs)) != 1 and any(k != "all_to_all" for k in kinds):
-        changes = ", ".join(f"{a.short_str()} -> {b.short_str()} on {d}" for d, (a, b) in zip(axes, pairs, strict=True))
-        return Invalid(f"merges different transitions on mesh_axes {list(axes)} ({changes}); only an all_to_all may")
+        return Invalid("transition", lambda: (
+            f"merges different transitions on mesh_axes {list(axes)} ("
+            + ", ".join(f"{a.short_str()} -> {b.short_str()} on {d}" for d, (a, b) in zip(axes, pairs, strict=True))
+            + "); only an all_to_all may"
+        ))
     for d in axes:
         if hierarchy[d] == 1:
             continue
         for state, which in ((src, "source"), (dst, "result")):
             e = state[d]
-            if isinstance(e, SplitAttr) and (later := _later_split(state, d, e.dim, axes, hierarchy)) >= 0:
-                return Invalid(
+            if type(e) is SplitAttr and (later := _later_split(state, d, e.dim, axes, hierarchy)) >= 0:
+                return Invalid("transition", lambda: (
                     f"changes the split of tensor axis {e.dim} on mesh axis {d}, but mesh axis {later} splits it "
                     f"further in the {which} {_sbp_text(state)}: ranks would not hold contiguous blocks"
-                )
+                ))
     # Reducing (or creating) a partial on these axes before the later partial axes is sound only if
     # every later partial axis has the same kind: sum and max do not commute.
     moving = [d for d in axes if hierarchy[d] > 1]
     old, new = pairs[0]
-    touched = old if isinstance(old, PartialAttr) else new
-    if moving and isinstance(touched, PartialAttr):
+    touched = old if type(old) is PartialAttr else new
+    if moving and type(touched) is PartialAttr:
         first = min(moving)
         for d in range(first + 1, rank):
             e = src[d]
-            if isinstance(e, PartialAttr) and e != touched and d not in axes and hierarchy[d] > 1:
-                return Invalid(
+            if type(e) is PartialAttr and e != touched and d not in axes and hierarchy[d] > 1:
+                return Invalid("transition", lambda: (
                     f"moves {touched.short_str()} on mesh axis {first} across {e.short_str()} on the later mesh "
                     f"axis {d}: reductions of different kinds do not commute"
-                )
+                ))
     return kinds[0]  # type: ignore[return-value]
 
 

@@ -22,35 +22,15 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, i64
-from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from sbpc.dialects.collectives import axis_kind, step_kind
 from sbpc.dialects.errors import OpError
 from sbpc.dialects.sbp import BROADCAST, BroadcastAttr, GlobalTensorType, PartialAttr, SbpAttr, SplitAttr, nd_sbp, split
-from sbpc.dialects.sbp_ops import (
-    AllGatherOp,
-    AllReduceOp,
-    AllSliceOp,
-    AllToAllOp,
-    BoxingOp,
-    ReduceScatterOp,
-    ToPartialOp,
-    describe_op,
-    lookup_placement,
-)
+from sbpc.dialects.sbp_ops import COLLECTIVE_OPS, BoxingOp, describe_op, lookup_placement
 from sbpc.passes.cost_model import NdSbp, Plan, make_step, plan_transition
 from sbpc.passes.sbp_candidates import element_bytes
-
-COLLECTIVES: dict[str, type[Operation]] = {
-    "all_gather": AllGatherOp,
-    "all_reduce": AllReduceOp,
-    "reduce_scatter": ReduceScatterOp,
-    "all_to_all": AllToAllOp,
-    "all_slice": AllSliceOp,
-    "to_partial": ToPartialOp,
-}
 
 Move = tuple[tuple[int, ...], SbpAttr]
 """Set the mesh axes to the entry."""
@@ -240,7 +220,7 @@ def lower_box(box: BoxingOp, planner: str) -> None:
     assert isinstance(src_t, GlobalTensorType)
     for index, step in enumerate(plan.steps):
         last = index + 1 == len(plan.steps)
-        op = COLLECTIVES[step.kind].build(
+        op = COLLECTIVE_OPS[step.kind].build(
             operands=[value],
             result_types=[box.result.type if last else src_t.with_sbp(nd_sbp(*step.dst), keep_layout=False)],
             properties={"mesh_axes": DenseArrayBase.from_list(i64, step.mesh_axes)},
