@@ -206,3 +206,32 @@ func.func @reduce_order(%a: !sbp.tensor<4x8xf32, @m, [P(max), P]>) {
   %0 = sbp.all_reduce %a {mesh_axes = array<i64: 0>} : !sbp.tensor<4x8xf32, @m, [P(max), P]> -> !sbp.tensor<4x8xf32, @m, [B, P]>
   func.return
 }
+
+// -----
+
+// The per-rank form after spmdize spells the step out; it is checked against the same semantics,
+// on the mesh of its placement property.
+sbp.placement @m "cpu" [[0, 1], [2, 3]]
+func.func @local_split_not_minor_most(%x: tensor<1x4xf32>) {
+  // CHECK: :[[# @LINE + 1]]:3: error: sbp.all_gather(tensor<1x4xf32>): [S(0), S(0)] -> [B, S(0)] on mesh axes [0] of the mesh [2, 2] changes the split of tensor axis 0 on mesh axis 0, but mesh axis 1 splits it further in the source [S(0), S(0)]: ranks would not hold contiguous blocks{{$}}
+  %0 = sbp.all_gather %x {mesh_axes = array<i64: 0>, placement = @m, src_sbp = #sbp.nd<[S(0), S(0)]>, dst_sbp = #sbp.nd<[B, S(0)]>, global_shape = array<i64: 4, 4>} : tensor<1x4xf32> -> tensor<2x4xf32>
+  func.return
+}
+
+// -----
+
+sbp.placement @m "cpu" [[0, 1], [2, 3]]
+func.func @local_unknown_placement(%x: tensor<2x4xf32>) {
+  // CHECK: :[[# @LINE + 1]]:3: error: sbp.all_gather: unknown placement @nope{{$}}
+  %0 = sbp.all_gather %x {mesh_axes = array<i64: 0>, placement = @nope, src_sbp = #sbp.nd<[S(0), B]>, dst_sbp = #sbp.nd<[B, B]>, global_shape = array<i64: 4, 4>} : tensor<2x4xf32> -> tensor<4x4xf32>
+  func.return
+}
+
+// -----
+
+sbp.placement @m "cpu" [[0, 1], [2, 3]]
+func.func @local_wrong_mesh_rank(%x: tensor<2x4xf32>) {
+  // CHECK: :[[# @LINE + 1]]:3: error: sbp.all_gather: src_sbp [S(0)] has length 1, but placement @m has hierarchy [2, 2] of rank 2{{$}}
+  %0 = sbp.all_gather %x {mesh_axes = array<i64: 0>, placement = @m, src_sbp = #sbp.nd<[S(0)]>, dst_sbp = #sbp.nd<[B]>, global_shape = array<i64: 4, 4>} : tensor<2x4xf32> -> tensor<4x4xf32>
+  func.return
+}
