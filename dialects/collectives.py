@@ -159,8 +159,9 @@ def check_step(src: NdSbp, dst: NdSbp, axes: Sequence[int], hierarchy: Sequence[
     pairs = [(src[d], dst[d]) for d in axes]
     if len(set(pairs)) != 1 and any(k != "all_to_all" for k in kinds):
         return Invalid("transition", lambda: (
-            f"merges different transitions on mesh_axes {list(axes)} ("
-            + ", ".join(f"{a.short_str()} -> {b.short_str()} on {d}" for d, (a, b) in zip(axes, pairs, strict=True))
+            "merges different transitions ("
+            + ", ".join(f"{a.short_str()} -> {b.short_str()} on mesh axis {d}"
+                        for d, (a, b) in zip(axes, pairs, strict=True))
             + "); only an all_to_all may"
         ))
     for d in axes:

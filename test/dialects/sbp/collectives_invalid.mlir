@@ -192,7 +192,7 @@ func.func @scatter_not_minor_most(%a: !sbp.tensor<4x8xi64, @m, [P, S(1)]>) {
 // One merged all-reduce reduces with one kind.
 sbp.placement @m "cpu" [[0, 1], [2, 3]]
 func.func @merged_mixed_reduce(%a: !sbp.tensor<4x8xf32, @m, [P, P(max)]>) {
-  // CHECK: :[[# @LINE + 1]]:3: error: sbp.all_reduce(f32[4,8][P, P(max)] @m): [P, P(max)] -> [B, B] on mesh axes [0, 1] of the mesh [2, 2] merges different transitions on mesh_axes [0, 1] (P -> B on 0, P(max) -> B on 1); only an all_to_all may{{$}}
+  // CHECK: :[[# @LINE + 1]]:3: error: sbp.all_reduce(f32[4,8][P, P(max)] @m): [P, P(max)] -> [B, B] on mesh axes [0, 1] of the mesh [2, 2] merges different transitions (P -> B on mesh axis 0, P(max) -> B on mesh axis 1); only an all_to_all may{{$}}
   %0 = sbp.all_reduce %a {mesh_axes = array<i64: 0, 1>} : !sbp.tensor<4x8xf32, @m, [P, P(max)]> -> !sbp.tensor<4x8xf32, @m, [B, B]>
   func.return
 }
