@@ -37,8 +37,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.dtensor_greedy import dtensor_greedy_plan
+from sbpc.dialects.collectives import step_kind
 from sbpc.dialects.sbp import BROADCAST, BroadcastAttr, PartialAttr, SbpAttr, SplitAttr, partial, split
-from sbpc.passes.boxing_semantics import step_kind
 from sbpc.passes.cost_model import NdSbp, Plan, Step, make_step, plan_from_predecessors, plan_transition
 from sbpc.passes.lower_boxing import oneflow_plan
 
@@ -82,7 +82,7 @@ def dtensor_dijkstra_plan(src: NdSbp, dst: NdSbp, shape: tuple[int, ...], elt_by
             break
         for axis, new in itertools.product(range(len(hierarchy)), alphabet):
             nxt = tuple(new if d == axis else e for d, e in enumerate(state))
-            kind = step_kind(state, nxt, (axis,))
+            kind = step_kind(state, nxt, (axis,), hierarchy)
             if kind is None or nxt in done or not _dtensor_edge(state[axis], new):
                 continue
             step = make_step(kind, state, nxt, (axis,), shape, elt_bytes, hierarchy)

@@ -40,7 +40,7 @@ from xdsl.printer import Printer
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from gen_dag import generate
 
-import sbpc.passes.boxing_semantics as boxing_semantics
+import sbpc.dialects.collectives as collectives
 import sbpc.passes.cost_model as cost_model
 import sbpc.passes.infer_sbp as infer_sbp
 from sbpc.passes.sbp_report import build_report
@@ -57,7 +57,7 @@ REFERENCE_CALIBRATION_MS = 18.5
 
 def clear_planner_caches() -> None:
     """The boxing planner's memoised searches and step prices (functools caches)."""
-    for module in (cost_model, boxing_semantics):
+    for module in (cost_model, collectives):
         for obj in vars(module).values():
             if callable(getattr(obj, "cache_clear", None)):
                 obj.cache_clear()
@@ -263,7 +263,7 @@ NOTES = """
   computed on first read: the boxing planner is not run by the pass.
 * rule=cost needs the α-β time of every candidate's input boxing. The planner numbers ND-SBP states,
   finds each state's edges once per tensor rank and prices steps in closed form
-  (`passes/step_pricing.py`, equal to `boxing_semantics.step_bytes_exact`); its searches are cached
+  (`passes/step_pricing.py`, equal to `collectives.step_bytes_exact`); its searches are cached
   per source state and tensor, so *memo cleared* is the steady state of a process compiling
   several programs.
 * The cyclic garbage collector is paused during the pass: with the 10k-op module alive, its

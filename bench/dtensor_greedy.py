@@ -15,7 +15,7 @@ reference/peers.md §1.1) plans a redistribution without a search:
 DTensor vocabulary -> ours: Shard(d) = S(d), Replicate = B, Partial(op) = P(op). Each DTensor
 transform info (one mesh dim, current -> target) becomes a step of `passes.cost_model.make_step`,
 priced by the same α-β model as our planners, so the comparison is between plans, not models.
-Where DTensor's runtime or our step rules (`boxing_semantics.step_kind`) have no direct step, the
+Where DTensor's runtime or our step rules (`collectives.step_kind`) have no direct step, the
 dim is replicated first (documented deviations, all "replicate first"):
 
 * `S -> P`: DTensor raises "redistribute from Shard to Partial not supported yet"; its op
@@ -46,8 +46,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from sbpc.dialects.collectives import step_kind
 from sbpc.dialects.sbp import BROADCAST, BroadcastAttr, PartialAttr, SbpAttr, SplitAttr
-from sbpc.passes.boxing_semantics import step_kind
 from sbpc.passes.cost_model import DEFAULT_MODEL, CommModel, NdSbp, Plan, Step, make_step
 
 Move = tuple[int, SbpAttr, SbpAttr]
@@ -108,13 +108,14 @@ def greedy_transitions(src: NdSbp, dst: NdSbp, hierarchy: Sequence[int]) -> list
     for axis, old, new in greedy_moves(src, dst, hierarchy):
         assert state[axis] == old, (src, dst, axis, old, state)
         direct = _set(state, axis, new)
-        if not _needs_replicate_first(old, new) and step_kind(state, direct, (axis,)) is not None:
+        if not _needs_replicate_first(old, new) and step_kind(state, direct, (axis,), hierarchy) is not None:
             out.append((axis, state, direct))
             state = direct
             continue
         # Replicate first, then go to the target from B.
         middle = _set(state, axis, BROADCAST)
-        if step_kind(state, middle, (axis,)) is None or step_kind(middle, direct, (axis,)) is None:
+        if step_kind(state, middle, (axis,), hierarchy) is None \
+                or step_kind(middle, direct, (axis,), hierarchy) is None:
             raise NotImplementedError(
                 f"DTensor greedy: no valid replicate-first detour for {old} -> {new} on mesh axis {axis} "
                 f"from {state} ({src} -> {dst})"
@@ -135,7 +136,7 @@ def _merge(steps: list[Step], shape: tuple[int, ...], elt_bytes: int, hierarchy:
                 and not set(out[-1].mesh_axes) & set(step.mesh_axes):
             prev = out[-1]
             axes = tuple(sorted(prev.mesh_axes + step.mesh_axes))
-            if step_kind(prev.src, step.dst, axes) == step.kind:
+            if step_kind(prev.src, step.dst, axes, hierarchy) == step.kind:
                 out[-1] = make_step(step.kind, prev.src, step.dst, axes, shape, elt_bytes, hierarchy, model)
                 continue
         out.append(step)
@@ -149,7 +150,7 @@ def dtensor_greedy_plan(
     """DTensor's default greedy redistribution of `src` to `dst` as a `Plan` of our steps."""
     steps: list[Step] = []
     for axis, before, after in greedy_transitions(tuple(src), tuple(dst), hierarchy):
-        kind = step_kind(before, after, (axis,))
+        kind = step_kind(before, after, (axis,), hierarchy)
         assert kind is not None
         steps.append(make_step(kind, before, after, (axis,), shape, elt_bytes, hierarchy, model))
     if merge:

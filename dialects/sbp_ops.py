@@ -43,6 +43,7 @@ from xdsl.printer import Printer
 from xdsl.traits import Pure, SymbolOpInterface, SymbolTable
 from xdsl.utils.exceptions import VerifyException
 
+from sbpc.dialects.collectives import COLLECTIVES, Invalid, axis_kind, check_step
 from sbpc.dialects.layout import LayoutAttr
 from sbpc.dialects.sbp import (
     BroadcastAttr,
@@ -50,7 +51,6 @@ from sbpc.dialects.sbp import (
     NdSbpAttr,
     PartialAttr,
     ReduceKind,
-    SbpAttr,
     SignatureAttr,
     SplitAttr,
 )
@@ -663,20 +663,9 @@ class BoxingOp(ConversionOp):
 # ---------------------------------------------------------------------------
 
 
-def _is_split(s: SbpAttr) -> bool:
-    return isinstance(s, SplitAttr)
-
-
-def _is_b(s: SbpAttr) -> bool:
-    return isinstance(s, BroadcastAttr)
-
-
-def _is_p(s: SbpAttr) -> bool:
-    return isinstance(s, PartialAttr)
-
-
 class CollectiveOp(ConversionOp, abc.ABC):
-    """Changes the SBP on the mesh axes `mesh_axes` only; the transition is read from the types."""
+    """Changes the SBP on the mesh axes `mesh_axes` only; the transition is read from the types and
+    must be the step `dialects.collectives` defines for this op's `KIND` on the placement's mesh."""
 
     irdl_options = (ParsePropInAttrDict(),)
     mesh_axes = prop_def(DenseArrayBase.constr(i64))
@@ -685,21 +674,21 @@ class CollectiveOp(ConversionOp, abc.ABC):
     src_sbp = opt_prop_def(NdSbpAttr)
     dst_sbp = opt_prop_def(NdSbpAttr)
     global_shape = opt_prop_def(DenseArrayBase.constr(i64))
-    TRANSITION: ClassVar[str]
+    KIND: ClassVar[str]
+    """The `dialects.collectives.COLLECTIVES` entry this op performs."""
 
     def get_mesh_axes(self) -> tuple[int, ...]:
         return tuple(self.mesh_axes.get_values())  # type: ignore[return-value]
 
-    @abc.abstractmethod
-    def valid_step(self, src: SbpAttr, dst: SbpAttr) -> bool:
-        """Whether `src -> dst` on one listed mesh axis is this collective's transition."""
-
     def verify_semantics(self) -> None:
         super().verify_semantics()
-        src, dst = _tensor(self.x.type).nd_sbp, _tensor(self.result.type).nd_sbp
+        src_t, dst_t = _tensor(self.x.type), _tensor(self.result.type)
+        src, dst = src_t.nd_sbp, dst_t.nd_sbp
         if src is None or dst is None:
             raise self.fail("collective operand and result types must carry an ND-SBP")
-        self.verify_transition(src, dst)
+        placement = lookup_placement(self, src_t)
+        assert placement is not None  # SbpOp.verify_ checked it
+        self.verify_transition(src, dst, placement.get_hierarchy())
 
     def verify_local(self) -> None:
         if self.src_sbp is None or self.dst_sbp is None or self.placement is None or self.global_shape is None:
@@ -711,24 +700,36 @@ class CollectiveOp(ConversionOp, abc.ABC):
                 f"{self.name}: src_sbp {self.src_sbp.short_str()} and dst_sbp {self.dst_sbp.short_str()} "
                 "have different lengths"
             )
-        self.verify_transition(self.src_sbp, self.dst_sbp)
+        placement = lookup_placement_named(self, self.placement.root_reference.data)
+        if placement is None:
+            raise VerifyException(f"{self.name}: unknown placement {self.placement}")
+        hierarchy = placement.get_hierarchy()
+        if len(hierarchy) != len(self.src_sbp):
+            raise VerifyException(
+                f"{self.name}: src_sbp {self.src_sbp.short_str()} has length {len(self.src_sbp)}, but placement "
+                f"{self.placement} has hierarchy {list(hierarchy)} of rank {len(hierarchy)}"
+            )
+        self.verify_transition(self.src_sbp, self.dst_sbp, hierarchy)
 
-    def verify_transition(self, src: NdSbpAttr, dst: NdSbpAttr) -> None:
+    def verify_transition(self, src: NdSbpAttr, dst: NdSbpAttr, hierarchy: Sequence[int]) -> None:
         axes = self.get_mesh_axes()
-        if not axes or len(set(axes)) != len(axes) or any(not 0 <= a < len(src) for a in axes):
-            raise self.fail(f"mesh_axes {list(axes)} must be one or more distinct mesh axes in 0..{len(src) - 1}")
-        for d in range(len(src)):
-            if d not in axes and src[d] != dst[d]:
-                raise self.fail(
-                    f"{src.short_str()} -> {dst.short_str()} changes mesh axis {d}, "
-                    f"which is not in mesh_axes {list(axes)}"
-                )
+        found = check_step(tuple(src), tuple(dst), axes, hierarchy)
+        if found == self.KIND:
+            return
+        change = f"{src.short_str()} -> {dst.short_str()}"
+        if isinstance(found, Invalid) and found.stage == "mesh_axes":
+            raise self.fail(found.reason)
+        if isinstance(found, Invalid) and found.stage == "unlisted":
+            raise self.fail(f"{change} {found.reason}")
+        # A listed axis that is not this op's transition is the likeliest mistake: name it first.
         for d in axes:
-            if not self.valid_step(src[d], dst[d]):
+            if axis_kind(src[d], dst[d]) != self.KIND:
                 raise self.fail(
-                    f"{src.short_str()} -> {dst.short_str()} on mesh axis {d} is "
-                    f"{src[d].short_str()} -> {dst[d].short_str()}, not the {self.TRANSITION} of {self.name}"
+                    f"{change} on mesh axis {d} is {src[d].short_str()} -> {dst[d].short_str()}, "
+                    f"not the {COLLECTIVES[self.KIND].transition} of {self.name}"
                 )
+        assert isinstance(found, Invalid)
+        raise self.fail(f"{change} on mesh axes {list(axes)} of the mesh {list(hierarchy)} {found.reason}")
 
 
 @irdl_op_definition
@@ -736,10 +737,7 @@ class AllGatherOp(CollectiveOp):
     """S(i) -> B (all-gather)."""
 
     name = "sbp.all_gather"
-    TRANSITION: ClassVar[str] = "S(i) -> B"
-
-    def valid_step(self, src: SbpAttr, dst: SbpAttr) -> bool:
-        return _is_split(src) and _is_b(dst)
+    KIND: ClassVar[str] = "all_gather"
 
 
 @irdl_op_definition
@@ -747,10 +745,7 @@ class AllReduceOp(CollectiveOp):
     """P(k) -> B (all-reduce with k)."""
 
     name = "sbp.all_reduce"
-    TRANSITION: ClassVar[str] = "P(k) -> B"
-
-    def valid_step(self, src: SbpAttr, dst: SbpAttr) -> bool:
-        return _is_p(src) and _is_b(dst)
+    KIND: ClassVar[str] = "all_reduce"
 
 
 @irdl_op_definition
@@ -758,10 +753,7 @@ class ReduceScatterOp(CollectiveOp):
     """P(k) -> S(i) (reduce-scatter)."""
 
     name = "sbp.reduce_scatter"
-    TRANSITION: ClassVar[str] = "P(k) -> S(i)"
-
-    def valid_step(self, src: SbpAttr, dst: SbpAttr) -> bool:
-        return _is_p(src) and _is_split(dst)
+    KIND: ClassVar[str] = "reduce_scatter"
 
 
 @irdl_op_definition
@@ -769,10 +761,7 @@ class AllToAllOp(CollectiveOp):
     """S(i) -> S(j), i != j (all-to-all)."""
 
     name = "sbp.all_to_all"
-    TRANSITION: ClassVar[str] = "S(i) -> S(j)"
-
-    def valid_step(self, src: SbpAttr, dst: SbpAttr) -> bool:
-        return _is_split(src) and _is_split(dst) and src != dst
+    KIND: ClassVar[str] = "all_to_all"
 
 
 @irdl_op_definition
@@ -780,10 +769,7 @@ class AllSliceOp(CollectiveOp):
     """B -> S(i): a local slice, no communication."""
 
     name = "sbp.all_slice"
-    TRANSITION: ClassVar[str] = "B -> S(i)"
-
-    def valid_step(self, src: SbpAttr, dst: SbpAttr) -> bool:
-        return _is_b(src) and _is_split(dst)
+    KIND: ClassVar[str] = "all_slice"
 
 
 @irdl_op_definition
@@ -791,10 +777,13 @@ class ToPartialOp(CollectiveOp):
     """B -> P(k) or S(i) -> P(k): local (one rank keeps / zero fill; identity for max/min from B)."""
 
     name = "sbp.to_partial"
-    TRANSITION: ClassVar[str] = "B -> P(k) or S(i) -> P(k)"
+    KIND: ClassVar[str] = "to_partial"
 
-    def valid_step(self, src: SbpAttr, dst: SbpAttr) -> bool:
-        return (_is_b(src) or _is_split(src)) and _is_p(dst)
+
+COLLECTIVE_OPS: dict[str, type[CollectiveOp]] = {
+    op.KIND: op for op in (AllGatherOp, AllReduceOp, ReduceScatterOp, AllToAllOp, AllSliceOp, ToPartialOp)
+}
+"""The op performing each `COLLECTIVES` kind."""
 
 
 SBP_OPS: list[type[Operation]] = [

@@ -24,6 +24,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from sbpc.dialects.collectives import COLLECTIVES, COMM_KINDS, step_bytes_exact, step_kind
 from sbpc.dialects.sbp import (
     BROADCAST,
     BroadcastAttr,
@@ -35,7 +36,6 @@ from sbpc.dialects.sbp import (
     split,
 )
 from sbpc.dialects.sharding import max_local_shape
-from sbpc.passes.boxing_semantics import COMM_KINDS, step_bytes_exact, step_kind
 from sbpc.passes.step_pricing import (
     GroupWants,
     Layout,
@@ -254,8 +254,7 @@ def step_time(kind: str, max_bytes_sent: float, n: int, model: CommModel = DEFAU
     """Time of one collective over n ranks whose busiest rank sends `max_bytes_sent` bytes."""
     if kind not in COMM_KINDS or n == 1:
         return 0.0
-    hops = 2 * (n - 1) if kind == "all_reduce" else n - 1
-    return model.time(hops, max_bytes_sent)
+    return model.time(COLLECTIVES[kind].hops(n), max_bytes_sent)
 
 
 @dataclass(frozen=True)
@@ -339,7 +338,7 @@ class _Space:
         key = (sid, nid, axes)
         found = self.kinds.get(key, "")
         if found == "":
-            found = self.kinds[key] = step_kind(self.states[sid], self.states[nid], axes)
+            found = self.kinds[key] = step_kind(self.states[sid], self.states[nid], axes, self.hierarchy)
         return found
 
     def layout(self, kind: str, sid: int, nid: int, axes: tuple[int, ...]) -> Layout:

@@ -12,7 +12,7 @@ Planners (option `planner`):
   OneFlow's eager table (P->S(i>0) = reduce-scatter to S(0) then all-to-all; S(i>0)->B =
   all-to-all to S(0) then all-gather).
 
-Every step is checked against `boxing_semantics.step_kind`, the same rule the simulator runs.
+Every step is checked against `collectives.step_kind`, the same rule the verifiers and the simulator apply.
 """
 
 from __future__ import annotations
@@ -22,35 +22,15 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, i64
-from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
+from sbpc.dialects.collectives import axis_kind, step_kind
 from sbpc.dialects.errors import OpError
 from sbpc.dialects.sbp import BROADCAST, BroadcastAttr, GlobalTensorType, PartialAttr, SbpAttr, SplitAttr, nd_sbp, split
-from sbpc.dialects.sbp_ops import (
-    AllGatherOp,
-    AllReduceOp,
-    AllSliceOp,
-    AllToAllOp,
-    BoxingOp,
-    ReduceScatterOp,
-    ToPartialOp,
-    describe_op,
-    lookup_placement,
-)
-from sbpc.passes.boxing_semantics import step_kind
+from sbpc.dialects.sbp_ops import COLLECTIVE_OPS, BoxingOp, describe_op, lookup_placement
 from sbpc.passes.cost_model import NdSbp, Plan, make_step, plan_transition
 from sbpc.passes.sbp_candidates import element_bytes
-
-COLLECTIVES: dict[str, type[Operation]] = {
-    "all_gather": AllGatherOp,
-    "all_reduce": AllReduceOp,
-    "reduce_scatter": ReduceScatterOp,
-    "all_to_all": AllToAllOp,
-    "all_slice": AllSliceOp,
-    "to_partial": ToPartialOp,
-}
 
 Move = tuple[tuple[int, ...], SbpAttr]
 """Set the mesh axes to the entry."""
@@ -73,24 +53,25 @@ def _apply(state: NdSbp, axes: Sequence[int], entry: SbpAttr) -> NdSbp:
     return tuple(entry if d in axes else e for d, e in enumerate(state))
 
 
-def _moves_valid(src: NdSbp, moves: Sequence[Move]) -> bool:
+def _moves_valid(src: NdSbp, moves: Sequence[Move], hierarchy: Sequence[int]) -> bool:
     state = src
     for axes, entry in moves:
         nxt = _apply(state, axes, entry)
-        if step_kind(state, nxt, axes) is None:
+        if step_kind(state, nxt, axes, hierarchy) is None:
             return False
         state = nxt
     return True
 
 
-def _one_d(src: NdSbp, axes: tuple[int, ...], new: SbpAttr) -> list[Move]:
+def _one_d(src: NdSbp, axes: tuple[int, ...], new: SbpAttr, hierarchy: Sequence[int]) -> list[Move]:
     """A 1-D boxing on `axes` via OneFlow's table, or directly if the table's detour is invalid."""
     moves = [(axes, e) for e in _table_1d(src[axes[0]], new)]
-    return moves if _moves_valid(src, moves) else [(axes, new)]
+    return moves if _moves_valid(src, moves, hierarchy) else [(axes, new)]
 
 
 def _reduced_groups(src: NdSbp, dst: NdSbp, hierarchy: Sequence[int]) -> list[tuple[int, ...]]:
-    """NdSbpDimReduce on both sides: adjacent mesh axes whose src and dst entries repeat merge."""
+    """NdSbpDimReduce on both sides: adjacent mesh axes whose src and dst entries repeat merge; size-1
+    axes are dropped (`_relabel` sets them)."""
     groups: list[list[int]] = []
     for d, h in enumerate(hierarchy):
         if h == 1:
@@ -102,14 +83,16 @@ def _reduced_groups(src: NdSbp, dst: NdSbp, hierarchy: Sequence[int]) -> list[tu
     return [tuple(g) for g in groups]
 
 
-def _sequence(src: NdSbp, steps: Sequence[tuple[tuple[int, ...], SbpAttr]]) -> list[Move] | None:
+def _sequence(
+    src: NdSbp, steps: Sequence[tuple[tuple[int, ...], SbpAttr]], hierarchy: Sequence[int]
+) -> list[Move] | None:
     moves: list[Move] = []
     state = src
     for axes, entry in steps:
         if state[axes[0]] == entry:
             continue
-        part = _one_d(state, axes, entry)
-        if not _moves_valid(state, part):
+        part = _one_d(state, axes, entry, hierarchy)
+        if not _moves_valid(state, part, hierarchy):
             return None
         for a, e in part:
             state = _apply(state, a, e)
@@ -117,7 +100,9 @@ def _sequence(src: NdSbp, steps: Sequence[tuple[tuple[int, ...], SbpAttr]]) -> l
     return moves
 
 
-def _acyclic(src: NdSbp, dst: NdSbp, groups: list[tuple[int, ...]]) -> list[Move] | None:
+def _acyclic(
+    src: NdSbp, dst: NdSbp, groups: list[tuple[int, ...]], hierarchy: Sequence[int]
+) -> list[Move] | None:
     """Per-group 1-D boxings in dependency order (a group splitting tensor axis a waits for the
     groups where src splits a); None on a cycle or an invalid step."""
     todo = [g for g in groups if src[g[0]] != dst[g[0]]]
@@ -135,26 +120,48 @@ def _acyclic(src: NdSbp, dst: NdSbp, groups: list[tuple[int, ...]]) -> list[Move
             return None
         order.append(ready[0])
         todo.remove(ready[0])
-    return _sequence(src, [(g, dst[g[0]]) for g in order])
+    return _sequence(src, [(g, dst[g[0]]) for g in order], hierarchy)
 
 
 def oneflow_moves(src: NdSbp, dst: NdSbp, hierarchy: Sequence[int]) -> list[Move]:
+    moves = _reduced_moves(src, dst, hierarchy)
+    state = src
+    for axes, entry in moves:
+        state = _apply(state, axes, entry)
+    return moves + _relabel(state, dst, hierarchy)
+
+
+def _reduced_moves(src: NdSbp, dst: NdSbp, hierarchy: Sequence[int]) -> list[Move]:
+    """OneFlow's boxing on the mesh axes of size > 1 (whose steps do not depend on the others)."""
     groups = _reduced_groups(src, dst, hierarchy)
     if not groups:
         return []
     if len(groups) == 1:
-        found = _sequence(src, [(groups[0], dst[groups[0][0]])])
+        found = _sequence(src, [(groups[0], dst[groups[0][0]])], hierarchy)
         if found is not None:
             return found
-    found = _acyclic(src, dst, groups)
+    found = _acyclic(src, dst, groups, hierarchy)
     if found is not None:
         return found
     for middle in ((src[0],) * len(src), (BROADCAST,) * len(src)):
-        first = _acyclic(src, middle, _reduced_groups(src, middle, hierarchy))
-        second = _acyclic(middle, dst, _reduced_groups(middle, dst, hierarchy))
+        first = _acyclic(src, middle, _reduced_groups(src, middle, hierarchy), hierarchy)
+        second = _acyclic(middle, dst, _reduced_groups(middle, dst, hierarchy), hierarchy)
         if first is not None and second is not None:
             return first + second
     return _staircase(src, dst)
+
+
+def _relabel(state: NdSbp, dst: NdSbp, hierarchy: Sequence[int]) -> list[Move]:
+    """The size-1 mesh axes, which OneFlow's dimension reduction drops: their entries describe no
+    data movement, so each is set in one local step (through B for P(x) -> P(y), which no single
+    collective does)."""
+    moves: list[Move] = []
+    for d, h in enumerate(hierarchy):
+        if h == 1 and state[d] != dst[d]:
+            if axis_kind(state[d], dst[d]) is None:
+                moves.append(((d,), BROADCAST))
+            moves.append(((d,), dst[d]))
+    return moves
 
 
 def _staircase(src: NdSbp, dst: NdSbp) -> list[Move]:
@@ -179,7 +186,7 @@ def oneflow_plan(src: NdSbp, dst: NdSbp, shape: tuple[int, ...], elt_bytes: int,
     state = src
     for axes, entry in oneflow_moves(src, dst, hierarchy):
         nxt = _apply(state, axes, entry)
-        kind = step_kind(state, nxt, axes)
+        kind = step_kind(state, nxt, axes, hierarchy)
         assert kind is not None, f"invalid OneFlow step {state} -> {nxt} on {axes}"
         steps.append(make_step(kind, state, nxt, tuple(axes), shape, elt_bytes, hierarchy))
         state = nxt
@@ -213,7 +220,7 @@ def lower_box(box: BoxingOp, planner: str) -> None:
     assert isinstance(src_t, GlobalTensorType)
     for index, step in enumerate(plan.steps):
         last = index + 1 == len(plan.steps)
-        op = COLLECTIVES[step.kind].build(
+        op = COLLECTIVE_OPS[step.kind].build(
             operands=[value],
             result_types=[box.result.type if last else src_t.with_sbp(nd_sbp(*step.dst), keep_layout=False)],
             properties={"mesh_axes": DenseArrayBase.from_list(i64, step.mesh_axes)},

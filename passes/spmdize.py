@@ -34,6 +34,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
+from sbpc.dialects.collectives import mesh_coords
 from sbpc.dialects.errors import OpError
 from sbpc.dialects.sbp import GlobalTensorType
 from sbpc.dialects.sbp_ops import (
@@ -46,7 +47,6 @@ from sbpc.dialects.sbp_ops import (
     lookup_placement,
 )
 from sbpc.dialects.sharding import local_shape
-from sbpc.passes.boxing_semantics import mesh_coords
 
 DYNAMIC = DYNAMIC_INDEX
 

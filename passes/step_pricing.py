@@ -1,6 +1,6 @@
 """Exact element counts of boxing steps, without the pairwise loop of `step_bytes_exact`.
 
-`boxing_semantics.step_bytes_exact` (the reference the simulator is checked against) sums, for
+`collectives.step_bytes_exact` (the reference the simulator is checked against) sums, for
 every rank r of a group, the volume of `have[r] ∩ want[k]` over the other members k. Two facts make
 the same counts cheap, for any pair of states (valid step or not), in exact integer arithmetic:
 
@@ -23,9 +23,9 @@ import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from sbpc.dialects.collectives import COMM_KINDS, NdSbp, groups, mesh_coords
 from sbpc.dialects.sbp import SplitAttr
 from sbpc.dialects.sharding import balanced_range, split_axes, split_slices
-from sbpc.passes.boxing_semantics import NdSbp, groups, mesh_coords
 
 Ranges = tuple[tuple[int, int], ...]
 
@@ -42,7 +42,7 @@ class Layout:
 
     groups: tuple[tuple[tuple[int, int], ...], ...]
     """Per priced group (one of each class of identical groups), the members to price: (flat
-    row-major rank index, position in the group, as `boxing_semantics.groups` orders it)."""
+    row-major rank index, position in the group, as `collectives.groups` orders it)."""
     wanted: tuple[tuple[tuple[int, ...], ...], ...]
     """Per priced group and tensor axis a, the flat ranks of one member per coordinate of the group
     axes splitting a in the destination: their wants along a are all the group's."""
@@ -129,7 +129,7 @@ def elements_sent(
                 if sent > busiest:
                     busiest = sent
         return total * layout.weight, busiest
-    if kind not in ("all_gather", "all_to_all", "reduce_scatter"):
+    if kind not in COMM_KINDS:  # local steps send nothing
         return 0, 0
     # Sum over every member k of |have[r] ∩ want[k]| (one product of per-axis sums), less k = r.
     repeat = layout.repeat

@@ -38,6 +38,7 @@ from xdsl.ir import Attribute, Operation
 
 from sbpc.dialects import dtypes
 from sbpc.dialects.sbp import GlobalTensorType
+from sbpc.dialects.sbp_ops import ReshapeOp
 
 BF16 = dtypes.named("bf16").numpy_dtype()
 F32 = dtypes.named("f32").numpy_dtype()
@@ -330,28 +331,13 @@ KERNELS: dict[str, Kernel] = {
     "sbp.reshape": reshape,
 }
 
-# Ops that only change how a global value is distributed: identity on global values.
-DISTRIBUTION_OPS = frozenset(
-    {
-        "sbp.to_global",
-        "sbp.boxing",
-        "sbp.all_gather",
-        "sbp.all_reduce",
-        "sbp.reduce_scatter",
-        "sbp.all_to_all",
-        "sbp.all_slice",
-        "sbp.to_partial",
-    }
-)
-
-
 def apply(
     op: Operation, operands: list[np.ndarray], shape: Sequence[int] | None = None,
     kernels: dict[str, Kernel] | None = None,
 ) -> np.ndarray:
     """Run the compute op `op` on `operands` (`shape`: the local result shape of a reshape)."""
     name = op.name
-    if name == "sbp.reshape":
+    if isinstance(op, ReshapeOp):  # the one kernel that needs the rank's local result shape
         return reshape(operands, op, shape)
     kernel = (kernels or KERNELS).get(name) or KERNELS.get(name)
     if kernel is None:

@@ -1,13 +1,13 @@
 """Lock-step SPMD execution of compiled sbp programs on a simulated device mesh, and the global reference.
 
-A distributed value is a dict `mesh coordinate -> local numpy array` (`boxing_semantics.Shards`).
+A distributed value is a dict `mesh coordinate -> local numpy array` (`collectives.Shards`).
 The program is run once, op by op (a plain walker over the entry function's body):
 
 * compute ops apply the `runtime.ops_numpy` kernel on every rank's local arrays; `sbp.reshape`
   reshapes each rank's shard to that rank's local result shape;
 * collectives (`sbp.all_gather`, `all_reduce`, `reduce_scatter`, `all_to_all`, `all_slice`,
-  `to_partial`) run `passes.boxing_semantics.execute_step`, the one definition of every SBP
-  transition, which also counts the bytes each rank sends;
+  `to_partial`) run `dialects.collectives.execute_step` on their op's `KIND`, the one definition of
+  every SBP transition, which also counts the bytes each rank sends;
 * `sbp.boxing` / `sbp.to_global` between equal SBPs are identities; a real one left in the
   program is an error (the pipeline must lower it first).
 
@@ -45,33 +45,39 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.traits import SymbolTable
 
 from sbpc.dialects import dtypes
-from sbpc.dialects.errors import OpError
-from sbpc.dialects.sbp import GlobalTensorType, NdSbpAttr, PartialAttr, ReduceKind, SignatureAttr, nd_sbp
-from sbpc.dialects.sbp_ops import PlacementOp, describe_op
-from sbpc.dialects.sharding import local_shape
-from sbpc.passes.boxing_semantics import (
+from sbpc.dialects.collectives import (
     Coord,
+    InvalidStep,
     NdSbp,
     Shards,
     execute_step,
     mesh_coords,
     step_bytes_exact,
 )
+from sbpc.dialects.errors import OpError
+from sbpc.dialects.sbp import GlobalTensorType, NdSbpAttr, PartialAttr, ReduceKind, SignatureAttr, nd_sbp
+from sbpc.dialects.sbp_ops import (
+    BoxingOp,
+    CollectiveOp,
+    ConversionOp,
+    MatmulOp,
+    PlacementOp,
+    ReduceSumOp,
+    ReshapeOp,
+    ToGlobalOp,
+    describe_op,
+)
+from sbpc.dialects.sharding import local_shape
 from sbpc.runtime import ops_numpy
 from sbpc.runtime.ops_numpy import Kernel, dtype_name, is_integer, np_dtype
 
-COLLECTIVES = {
-    "sbp.all_gather": "all_gather",
-    "sbp.all_reduce": "all_reduce",
-    "sbp.reduce_scatter": "reduce_scatter",
-    "sbp.all_to_all": "all_to_all",
-    "sbp.all_slice": "all_slice",
-    "sbp.to_partial": "to_partial",
+UNLOWERED: dict[type[Operation], str] = {
+    BoxingOp: "run lower-boxing first",
+    ToGlobalOp: "run materialize-boxing and lower-boxing first",
 }
-UNLOWERED = {
-    "sbp.boxing": "run lower-boxing first",
-    "sbp.to_global": "run materialize-boxing and lower-boxing first",
-}
+"""Conversions the simulator runs only between equal types, and what to do about the others."""
+SUMMING_OPS = (MatmulOp, ReduceSumOp)
+"""Ops whose float results depend on the order blocked or split accumulation adds in."""
 
 
 class SimulationError(Exception):
@@ -211,7 +217,7 @@ def _function_hierarchy(op: Operation) -> tuple[str, tuple[int, ...]] | None:
 class Step:
     """A single-step collective of the compiled program, as `execute_step` needs it."""
 
-    op: Operation
+    op: CollectiveOp
     kind: str
     src: NdSbp
     dst: NdSbp
@@ -239,9 +245,9 @@ class Step:
                 f"{dtype_name(self.dtype)}[{dims}]")
 
 
-def collective_step(op: Operation) -> Step:
+def collective_step(op: CollectiveOp) -> Step:
     """Kind, SBPs, mesh axes, global shape and mesh of a collective op (global or spmd form)."""
-    kind = COLLECTIVES[op.name]
+    kind = op.KIND
     axes = _dense(_prop(op, "mesh_axes"))
     if axes is None:
         raise OpError(op, f"{op.name} has no mesh_axes property")
@@ -276,7 +282,7 @@ class CollectiveRecord:
 def collective_steps(module: ModuleOp, entry: str) -> list[Step]:
     """The collectives of the entry function, in program order."""
     fn = find_function(module, entry)
-    return [collective_step(op) for op in fn.walk() if op.name in COLLECTIVES]
+    return [collective_step(op) for op in fn.walk() if isinstance(op, CollectiveOp)]
 
 
 def modelled_bytes(module: ModuleOp, entry: str) -> int:
@@ -354,7 +360,7 @@ def _run_local(
     for i, shards in enumerate(operands[1:], 1):
         if sorted(shards) != coords:
             raise OpError(op, f"{describe_op(op)}: operand {i} is held on other ranks than operand 0")
-    shapes = _reshape_local_shapes(op, coords) if op.name == "sbp.reshape" else {}
+    shapes = _reshape_local_shapes(op, coords) if isinstance(op, ReshapeOp) else {}
     out: Shards = {}
     for coord in coords:
         try:
@@ -390,23 +396,26 @@ def simulate(
     with np.errstate(all="ignore"):
         for op in block.ops:
             name = op.name
-            if name == "func.return":
+            if isinstance(op, func.ReturnOp):
                 return [env[v] for v in op.operands], log
-            if name in COLLECTIVES:
+            if isinstance(op, CollectiveOp):
                 step = collective_step(op)
                 shards = env[op.operands[0]]
                 _check_local_shapes(op, shards, step.source(), "operand")
-                out, sent = execute_step(
-                    step.kind, shards, step.src, step.dst, step.mesh_axes, step.shape, step.hierarchy
-                )
+                try:
+                    out, sent = execute_step(
+                        step.kind, shards, step.src, step.dst, step.mesh_axes, step.shape, step.hierarchy
+                    )
+                except InvalidStep as error:  # the verifier rejects these; an unverified module may not
+                    raise OpError(op, f"{describe_op(op)}: {error}") from error
                 log.append(CollectiveRecord(step, sent))
                 env[op.results[0]] = out
                 continue
-            if name in UNLOWERED:
+            if (todo := UNLOWERED.get(type(op))) is not None:
                 src_ty, dst_ty = op.operands[0].type, op.results[0].type
                 if src_ty != dst_ty:
                     raise OpError(op, f"{describe_op(op)} -> {_describe_type(dst_ty)} is not lowered to "
-                                      f"collectives: {UNLOWERED[name]}")
+                                      f"collectives: {todo}")
                 env[op.results[0]] = env[op.operands[0]]
                 continue
             if name in ops_numpy.KERNELS:
@@ -446,12 +455,12 @@ def reference(
     with np.errstate(all="ignore"):
         for op in block.ops:
             name = op.name
-            if name == "func.return":
+            if isinstance(op, func.ReturnOp):
                 return [env[v] for v in op.operands]
-            if name in ops_numpy.DISTRIBUTION_OPS:
+            if isinstance(op, ConversionOp):  # only changes how the value is distributed
                 env[op.results[0]] = env[op.operands[0]]
                 continue
-            if name == "sbp.reshape" and not isinstance(op.results[0].type, GlobalTensorType):
+            if isinstance(op, ReshapeOp) and not isinstance(op.results[0].type, GlobalTensorType):
                 raise OpError(op, f"{name} on per-rank tensors has no global result shape: the reference needs the "
                                   "global program")
             if name in ops_numpy.KERNELS:
@@ -510,7 +519,7 @@ def reorders_float_sums(module: ModuleOp, entry: str) -> bool:
     for op in fn.walk():
         if op.name not in ops_numpy.KERNELS:
             continue
-        if op.name in ("sbp.matmul", "sbp.reduce_sum"):
+        if isinstance(op, SUMMING_OPS):
             ty = op.results[0].type
             if isinstance(ty, GlobalTensorType | TensorType) and not is_integer(np_dtype(ty.element_type)):
                 return True
@@ -526,7 +535,7 @@ def _holds_float_partial_sums(module: ModuleOp, entry: str) -> bool:
     args, results = function_signature(module, entry)
     if any(_sums_floats(d.dtype, d.sbp) for d in (*args, *results)):
         return True
-    steps = (collective_step(op) for op in find_function(module, entry).walk() if op.name in COLLECTIVES)
+    steps = (collective_step(op) for op in find_function(module, entry).walk() if isinstance(op, CollectiveOp))
     return any(_sums_floats(step.dtype, step.src, step.dst) for step in steps)
 
 

@@ -7,8 +7,8 @@ import math
 
 import pytest
 
+from sbpc.dialects.collectives import step_bytes_exact
 from sbpc.dialects.sbp import BROADCAST, SbpAttr, partial, split
-from sbpc.passes.boxing_semantics import step_bytes_exact
 from sbpc.passes.cost_model import (
     FLT_MAX,
     INT32_MAX,

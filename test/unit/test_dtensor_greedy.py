@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from bench.dtensor_greedy import dtensor_greedy_plan, greedy_moves
+from sbpc.dialects.collectives import execute_plan
 from sbpc.dialects.sbp import BROADCAST, ReduceKind, partial, split
-from sbpc.passes.boxing_semantics import execute_plan
 from sbpc.passes.cost_model import Plan, plan_transition
 from sbpc.runtime.distribute import assemble, distribute
 

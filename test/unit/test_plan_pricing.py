@@ -1,5 +1,5 @@
 """The planner's fast step pricing (passes/step_pricing.py) against its reference,
-`boxing_semantics.step_bytes_exact`, exhaustively on small meshes; and the planner's plans against a
+`collectives.step_bytes_exact`, exhaustively on small meshes; and the planner's plans against a
 plain Dijkstra priced by `step_bytes_exact` (the planner before it numbered states and priced
 steps per shape)."""
 
@@ -12,8 +12,8 @@ import math
 
 import pytest
 
+from sbpc.dialects.collectives import COMM_KINDS, step_bytes_exact, step_kind
 from sbpc.dialects.sbp import BROADCAST, PartialAttr, SbpAttr, partial, split
-from sbpc.passes.boxing_semantics import COMM_KINDS, step_bytes_exact, step_kind
 from sbpc.passes.cost_model import (
     DEFAULT_MODEL,
     CommModel,
@@ -60,7 +60,7 @@ def test_every_valid_step_prices_as_step_bytes_exact(hierarchy: tuple[int, ...],
     checked = 0
     for src, dst in itertools.product(states, states):
         for axes in axis_subsets(len(hierarchy)):
-            kind = step_kind(src, dst, axes)
+            kind = step_kind(src, dst, axes, hierarchy)
             if kind not in COMM_KINDS:
                 continue
             for elt in (1, 4):
@@ -137,7 +137,7 @@ def _reference_search(
                     chosen = dict(zip(axes, dims, strict=True))
                     targets.append(tuple(split(chosen[d]) if d in axes else e for d, e in enumerate(state)))
             for nxt in dict.fromkeys(targets):
-                kind = step_kind(state, nxt, axes)
+                kind = step_kind(state, nxt, axes, hierarchy)
                 if kind is None or nxt in done:
                     continue
                 step = _cached_reference_step(kind, state, nxt, axes, shape, elt_bytes, hierarchy, model)

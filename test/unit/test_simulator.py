@@ -18,9 +18,9 @@ from xdsl.ir import Operation
 from xdsl.parser import Parser
 from xdsl.passes import PassPipeline
 
+from sbpc.dialects.collectives import mesh_coords, step_bytes_exact, step_kind
 from sbpc.dialects.errors import OpError
 from sbpc.dialects.sbp import BROADCAST, PartialAttr, ReduceKind, SbpAttr, SplitAttr, partial, split
-from sbpc.passes.boxing_semantics import mesh_coords, step_bytes_exact, step_kind
 from sbpc.runtime import ops_numpy
 from sbpc.runtime.distribute import ReplicaMismatch, assemble, distribute
 from sbpc.runtime.simulator import (
@@ -606,7 +606,7 @@ def single_steps(draw):
         for dst in itertools.product(options, repeat=len(hierarchy)):
             for n in range(1, len(hierarchy) + 1):
                 for axes in itertools.combinations(range(len(hierarchy)), n):
-                    kind = step_kind(src, dst, axes)
+                    kind = step_kind(src, dst, axes, hierarchy)
                     if kind is not None:
                         candidates.append((src, dst, axes, kind))
     src, dst, axes, kind = draw(st.sampled_from(candidates))

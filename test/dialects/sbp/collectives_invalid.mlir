@@ -166,3 +166,72 @@ func.func @collective_shape(%a: !sbp.tensor<4x8xf32, @p, [S(0)]>) {
   %0 = sbp.all_gather %a {mesh_axes = array<i64: 0>} : !sbp.tensor<4x8xf32, @p, [S(0)]> -> !sbp.tensor<2x8xf32, @p, [B]>
   func.return
 }
+
+// -----
+
+// The issue-11 example: on mesh axis 0 the ranks of a group hold rows the others do not want, and the
+// rows they want are split further on mesh axis 1, outside the group (sbp-run used to print NaN).
+sbp.placement @m "cpu" [[0, 1], [2, 3]]
+func.func @split_not_minor_most(%a: !sbp.tensor<4x4xf32, @m, [S(0), S(0)]>) {
+  // CHECK: :[[# @LINE + 1]]:3: error: sbp.all_gather(f32[4,4][S(0), S(0)] @m): [S(0), S(0)] -> [B, S(0)] on mesh axes [0] of the mesh [2, 2] changes the split of tensor axis 0 on mesh axis 0, but mesh axis 1 splits it further in the source [S(0), S(0)]: ranks would not hold contiguous blocks{{$}}
+  "sbp.all_gather"(%a) <{mesh_axes = array<i64: 0>}> : (!sbp.tensor<4x4xf32, @m, [S(0), S(0)]>) -> !sbp.tensor<4x4xf32, @m, [B, S(0)]>
+  func.return
+}
+
+// -----
+
+sbp.placement @m "cpu" [[0, 1], [2, 3]]
+func.func @scatter_not_minor_most(%a: !sbp.tensor<4x8xi64, @m, [P, S(1)]>) {
+  // CHECK: :[[# @LINE + 1]]:3: error: sbp.reduce_scatter(i64[4,8][P, S(1)] @m): [P, S(1)] -> [S(1), S(1)] on mesh axes [0] of the mesh [2, 2] changes the split of tensor axis 1 on mesh axis 0, but mesh axis 1 splits it further in the result [S(1), S(1)]: ranks would not hold contiguous blocks{{$}}
+  %0 = sbp.reduce_scatter %a {mesh_axes = array<i64: 0>} : !sbp.tensor<4x8xi64, @m, [P, S(1)]> -> !sbp.tensor<4x8xi64, @m, [S(1), S(1)]>
+  func.return
+}
+
+// -----
+
+// One merged all-reduce reduces with one kind.
+sbp.placement @m "cpu" [[0, 1], [2, 3]]
+func.func @merged_mixed_reduce(%a: !sbp.tensor<4x8xf32, @m, [P, P(max)]>) {
+  // CHECK: :[[# @LINE + 1]]:3: error: sbp.all_reduce(f32[4,8][P, P(max)] @m): [P, P(max)] -> [B, B] on mesh axes [0, 1] of the mesh [2, 2] merges different transitions (P -> B on mesh axis 0, P(max) -> B on mesh axis 1); only an all_to_all may{{$}}
+  %0 = sbp.all_reduce %a {mesh_axes = array<i64: 0, 1>} : !sbp.tensor<4x8xf32, @m, [P, P(max)]> -> !sbp.tensor<4x8xf32, @m, [B, B]>
+  func.return
+}
+
+// -----
+
+// The value is max over mesh axis 0 of the sums over mesh axis 1: the max cannot be taken first.
+sbp.placement @m "cpu" [[0, 1], [2, 3]]
+func.func @reduce_order(%a: !sbp.tensor<4x8xf32, @m, [P(max), P]>) {
+  // CHECK: :[[# @LINE + 1]]:3: error: sbp.all_reduce(f32[4,8][P(max), P] @m): [P(max), P] -> [B, P] on mesh axes [0] of the mesh [2, 2] moves P(max) on mesh axis 0 across P on the later mesh axis 1: reductions of different kinds do not commute{{$}}
+  %0 = sbp.all_reduce %a {mesh_axes = array<i64: 0>} : !sbp.tensor<4x8xf32, @m, [P(max), P]> -> !sbp.tensor<4x8xf32, @m, [B, P]>
+  func.return
+}
+
+// -----
+
+// The per-rank form after spmdize spells the step out; it is checked against the same semantics,
+// on the mesh of its placement property.
+sbp.placement @m "cpu" [[0, 1], [2, 3]]
+func.func @local_split_not_minor_most(%x: tensor<1x4xf32>) {
+  // CHECK: :[[# @LINE + 1]]:3: error: sbp.all_gather(tensor<1x4xf32>): [S(0), S(0)] -> [B, S(0)] on mesh axes [0] of the mesh [2, 2] changes the split of tensor axis 0 on mesh axis 0, but mesh axis 1 splits it further in the source [S(0), S(0)]: ranks would not hold contiguous blocks{{$}}
+  %0 = sbp.all_gather %x {mesh_axes = array<i64: 0>, placement = @m, src_sbp = #sbp.nd<[S(0), S(0)]>, dst_sbp = #sbp.nd<[B, S(0)]>, global_shape = array<i64: 4, 4>} : tensor<1x4xf32> -> tensor<2x4xf32>
+  func.return
+}
+
+// -----
+
+sbp.placement @m "cpu" [[0, 1], [2, 3]]
+func.func @local_unknown_placement(%x: tensor<2x4xf32>) {
+  // CHECK: :[[# @LINE + 1]]:3: error: sbp.all_gather: unknown placement @nope{{$}}
+  %0 = sbp.all_gather %x {mesh_axes = array<i64: 0>, placement = @nope, src_sbp = #sbp.nd<[S(0), B]>, dst_sbp = #sbp.nd<[B, B]>, global_shape = array<i64: 4, 4>} : tensor<2x4xf32> -> tensor<4x4xf32>
+  func.return
+}
+
+// -----
+
+sbp.placement @m "cpu" [[0, 1], [2, 3]]
+func.func @local_wrong_mesh_rank(%x: tensor<2x4xf32>) {
+  // CHECK: :[[# @LINE + 1]]:3: error: sbp.all_gather: src_sbp [S(0)] has length 1, but placement @m has hierarchy [2, 2] of rank 2{{$}}
+  %0 = sbp.all_gather %x {mesh_axes = array<i64: 0>, placement = @m, src_sbp = #sbp.nd<[S(0)]>, dst_sbp = #sbp.nd<[B]>, global_shape = array<i64: 4, 4>} : tensor<2x4xf32> -> tensor<4x4xf32>
+  func.return
+}

@@ -24,15 +24,15 @@ func.func @first(%a: !sbp.tensor<4xf32, @p, [S(0)]>) -> !sbp.tensor<4xf32, @p> {
 
 // The same symbol may be reused in another chunk.
 sbp.placement @p "npu" [[0, 1], [2, 3]]
-func.func @second(%a: !sbp.tensor<4x4xbf16, @p, [S(0), S(1)]>) {
-  %0 = sbp.all_gather %a {mesh_axes = array<i64: 0, 1>} : !sbp.tensor<4x4xbf16, @p, [S(0), S(1)]> -> !sbp.tensor<4x4xbf16, @p, [B, B]>
+func.func @second(%a: !sbp.tensor<4x4xbf16, @p, [S(1), S(1)]>) {
+  %0 = sbp.all_gather %a {mesh_axes = array<i64: 0, 1>} : !sbp.tensor<4x4xbf16, @p, [S(1), S(1)]> -> !sbp.tensor<4x4xbf16, @p, [B, B]>
   func.return
 }
 
 // CHECK-NEXT: builtin.module {
 // CHECK-NEXT:   sbp.placement @p "npu" {{\[\[}}0, 1], [2, 3]]{{$}}
-// CHECK-NEXT:   func.func @second(%{{.*}}: !sbp.tensor<4x4xbf16, @p, [S(0), S(1)]>) {
-// CHECK-NEXT:     %{{.*}} = sbp.all_gather %{{.*}} {mesh_axes = array<i64: 0, 1>} : !sbp.tensor<4x4xbf16, @p, [S(0), S(1)]> -> !sbp.tensor<4x4xbf16, @p, [B, B]>{{$}}
+// CHECK-NEXT:   func.func @second(%{{.*}}: !sbp.tensor<4x4xbf16, @p, [S(1), S(1)]>) {
+// CHECK-NEXT:     %{{.*}} = sbp.all_gather %{{.*}} {mesh_axes = array<i64: 0, 1>} : !sbp.tensor<4x4xbf16, @p, [S(1), S(1)]> -> !sbp.tensor<4x4xbf16, @p, [B, B]>{{$}}
 // CHECK-NEXT:     func.return
 // CHECK-NEXT:   }
 // CHECK-NEXT: }
