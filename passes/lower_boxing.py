@@ -27,6 +27,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from sbpc.dialects.errors import OpError
+from sbpc.dialects.placement import lookup_placement
 from sbpc.dialects.sbp import BROADCAST, BroadcastAttr, GlobalTensorType, PartialAttr, SbpAttr, SplitAttr, nd_sbp, split
 from sbpc.dialects.sbp_ops import (
     AllGatherOp,
@@ -37,7 +38,6 @@ from sbpc.dialects.sbp_ops import (
     ReduceScatterOp,
     ToPartialOp,
     describe_op,
-    lookup_placement,
 )
 from sbpc.passes.boxing_semantics import step_kind
 from sbpc.passes.cost_model import NdSbp, Plan, make_step, plan_transition

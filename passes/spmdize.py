@@ -35,15 +35,14 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
 from sbpc.dialects.errors import OpError
+from sbpc.dialects.placement import PlacementOp, lookup_placement
 from sbpc.dialects.sbp import GlobalTensorType
 from sbpc.dialects.sbp_ops import (
     BoxingOp,
     CollectiveOp,
-    PlacementOp,
     ReshapeOp,
     ToGlobalOp,
     describe_op,
-    lookup_placement,
 )
 from sbpc.dialects.sharding import local_shape
 from sbpc.passes.boxing_semantics import mesh_coords
