@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from xdsl.dialects import func
 from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, StringAttr, i64
 from xdsl.ir import Operation
 from xdsl.irdl import IRDLOperation, irdl_op_definition, prop_def, traits_def
@@ -17,7 +18,9 @@ from xdsl.printer import Printer
 from xdsl.traits import SymbolOpInterface, SymbolTable
 from xdsl.utils.exceptions import VerifyException
 
+from sbpc.dialects.errors import OpError
 from sbpc.dialects.sbp import GlobalTensorType
+from sbpc.dialects.sharding import max_local_shape
 
 
 @irdl_op_definition
@@ -150,3 +153,59 @@ def lookup_placement_named(op: Operation, name: str) -> PlacementOp | None:
     return found if isinstance(found, PlacementOp) else None
 
 
+
+
+def _unknown(anchor: Operation, name: str) -> str:
+    """Why `@name` names no placement: it is undefined, or it is another kind of symbol."""
+    table: Operation | None = anchor
+    while table is not None and not table.has_trait(SymbolTable):
+        table = table.parent_op()
+    other = SymbolTable.lookup_symbol(table, name) if table is not None else None
+    if other is None:
+        return f"unknown placement @{name}"
+    return f"@{name}, which is a {other.name}, not an sbp.placement"
+
+
+def check_placed_type(anchor: Operation, ty: GlobalTensorType, what: str) -> PlacementOp:
+    """The placement of `ty` seen from `anchor`, after the checks that need it: it exists, the ND-SBP
+    has one entry per mesh axis, the layout's extents are the largest shard's. Raises VerifyException
+    with a message starting with `what` (e.g. "operand 0")."""
+    if (problem := ty.problem()) is not None:
+        raise VerifyException(f"{what}: {problem}")
+    placement = lookup_placement(anchor, ty)
+    if placement is None:
+        raise VerifyException(f"{what} refers to {_unknown(anchor, ty.placement_name)}")
+    hierarchy = placement.get_hierarchy()
+    sbp = ty.nd_sbp
+    if sbp is not None and len(sbp) != len(hierarchy):
+        raise VerifyException(
+            f"{what} has ND-SBP {sbp.short_str()} of length {len(sbp)}, "
+            f"but placement @{ty.placement_name} has hierarchy {list(hierarchy)} of rank {len(hierarchy)}"
+        )
+    layout = ty.local_layout
+    if layout is not None and sbp is not None:
+        expected = max_local_shape(ty.get_shape(), sbp, hierarchy)
+        if tuple(layout.layout.mode_sizes()) != expected:
+            raise VerifyException(
+                f"{what} layout {layout.layout} has extents "
+                f"{list(layout.layout.mode_sizes())}, but the largest local shard is {list(expected)}"
+            )
+    return placement
+
+
+def verify_signatures(module: ModuleOp) -> None:
+    """Check every `!sbp.tensor` of every function signature against its placement, as op verifiers
+    check operand and result types. xDSL's `func.func` verifier knows nothing of placements, so a type
+    that appears only in a signature (an unused argument, a `private` declaration) is checked here;
+    raises OpError at the function."""
+    for op in module.walk():
+        if not isinstance(op, func.FuncOp):
+            continue
+        kinds = (("argument", op.function_type.inputs.data), ("result", op.function_type.outputs.data))
+        for kind, types in kinds:
+            for i, ty in enumerate(types):
+                if isinstance(ty, GlobalTensorType):
+                    try:
+                        check_placed_type(op, ty, f"{kind} {i}")
+                    except VerifyException as error:
+                        raise OpError(op, f"func.func @{op.sym_name.data}: {error}") from None

@@ -39,7 +39,7 @@ from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
 from sbpc.dialects.layout import LayoutAttr
-from sbpc.dialects.placement import PlacementOp, lookup_placement
+from sbpc.dialects.placement import PlacementOp, check_placed_type
 from sbpc.dialects.sbp import (
     BroadcastAttr,
     GlobalTensorType,
@@ -50,7 +50,7 @@ from sbpc.dialects.sbp import (
     SignatureAttr,
     SplitAttr,
 )
-from sbpc.dialects.sharding import broadcast_shapes, max_local_shape
+from sbpc.dialects.sharding import broadcast_shapes
 from sbpc.dialects.signatures import (
     BinaryRule,
     MatmulRule,
@@ -77,28 +77,11 @@ def describe_op(op: Operation) -> str:
 
 
 def verify_global_type(op: Operation, ty: GlobalTensorType, what: str) -> PlacementOp:
-    """Checks of a tensor type that need its placement: existence, ND-SBP length, layout extents."""
-    if (problem := ty.problem()) is not None:
-        raise VerifyException(f"{describe_op(op)}: {what}: {problem}")
-    placement = lookup_placement(op, ty)
-    if placement is None:
-        raise VerifyException(f"{describe_op(op)}: {what} refers to unknown placement @{ty.placement_name}")
-    hierarchy = placement.get_hierarchy()
-    sbp = ty.nd_sbp
-    if sbp is not None and len(sbp) != len(hierarchy):
-        raise VerifyException(
-            f"{describe_op(op)}: {what} has ND-SBP {sbp.short_str()} of length {len(sbp)}, "
-            f"but placement @{ty.placement_name} has hierarchy {list(hierarchy)} of rank {len(hierarchy)}"
-        )
-    layout = ty.local_layout
-    if layout is not None and sbp is not None:
-        expected = max_local_shape(ty.get_shape(), sbp, hierarchy)
-        if tuple(layout.layout.mode_sizes()) != expected:
-            raise VerifyException(
-                f"{describe_op(op)}: {what} layout {layout.layout} has extents "
-                f"{list(layout.layout.mode_sizes())}, but the largest local shard is {list(expected)}"
-            )
-    return placement
+    """`check_placed_type`, its message prefixed with the op's description."""
+    try:
+        return check_placed_type(op, ty, what)
+    except VerifyException as error:
+        raise VerifyException(f"{describe_op(op)}: {error}") from None
 
 
 class SbpOp(IRDLOperation, abc.ABC):

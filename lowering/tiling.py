@@ -49,7 +49,7 @@ import operator
 import struct
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, get_args
 
 MAX_DIMS = 8
 MIN_BYTES_PER_CORE = 4096
@@ -221,17 +221,18 @@ class SocInfo:
     repeat_bytes: int = 256
 
 
-SOCS: dict[str, SocInfo] = {
-    name: SocInfo(name, cores)
-    for name, cores in (
-        ("ascend910b", 48),
-        ("ascend910b1", 48),
-        ("ascend910b2", 48),
-        ("ascend910b3", 40),
-        ("ascend910b4", 40),
-        ("ascend910_93", 48),
-    )
+SocName = Literal["ascend910b", "ascend910b1", "ascend910b2", "ascend910b3", "ascend910b4", "ascend910_93"]
+"""The SoCs sbpc targets: lower-to-ascendc's typed `soc` option (checked when a pipeline is parsed)."""
+
+_AIV_CORES: dict[SocName, int] = {
+    "ascend910b": 48,
+    "ascend910b1": 48,
+    "ascend910b2": 48,
+    "ascend910b3": 40,
+    "ascend910b4": 40,
+    "ascend910_93": 48,
 }
+SOCS: dict[str, SocInfo] = {name: SocInfo(name, _AIV_CORES[name]) for name in get_args(SocName)}
 
 
 def get_soc(soc: str | SocInfo) -> SocInfo:

@@ -41,7 +41,7 @@ from sbpc.dialects.errors import OpError
 from sbpc.dialects.layout import LayoutAttr
 from sbpc.dialects.placement import PlacementOp, lookup_placement_named
 from sbpc.dialects.sbp_ops import FmodOp, FmodScalarOp, describe_op
-from sbpc.lowering.tiling import TensorView, compute_tiling
+from sbpc.lowering.tiling import SocName, TensorView, compute_tiling
 
 DTYPES: dict[Attribute, str] = {
     Float32Type(): "f32",
@@ -160,7 +160,7 @@ class LowerToAscendcPass(ModulePass):
     """Lower local fmod ops to launches of tiled Ascend C kernels. Option: `soc=ascend910b`."""
 
     name = "lower-to-ascendc"
-    soc: str = "ascend910b"
+    soc: SocName = "ascend910b"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         kernels: dict[str, ascendc.KernelOp] = {

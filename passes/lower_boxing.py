@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, i64
@@ -232,7 +233,7 @@ class LowerBoxingPass(ModulePass):
     """
 
     name = "lower-boxing"
-    planner: str = "optimal"
+    planner: Literal["optimal", "oneflow"] = "optimal"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.planner not in ("optimal", "oneflow"):

@@ -58,6 +58,30 @@ class Source:
         return self.text[start : end if end >= 0 else len(self.text)]
 
 
+def decode_source(data: bytes, name: str) -> Source:
+    """The text of a program file; bytes that are not UTF-8 are a located error (`DecodeError`)."""
+    try:
+        return Source(data.decode("utf-8"), name)
+    except UnicodeDecodeError as error:
+        good = data[: error.start].decode("utf-8")
+        source = Source(good, name)
+        line, col = source.line_col(len(good))
+        bad = " ".join(f"0x{b:02x}" for b in data[error.start : error.end])
+        raise DecodeError(Diagnostic(name, line, col, f"invalid UTF-8 byte {bad}: sbpc reads UTF-8 text",
+                                     source.line_text(line))) from None
+
+
+class DecodeError(Exception):
+    """A program file that is not UTF-8 text; `diagnostic` says where."""
+
+    def __init__(self, diagnostic: Diagnostic):
+        super().__init__(diagnostic.message)
+        self.diagnostic = diagnostic
+
+
+SHOWN_LINE_CHARS = 240
+
+
 @dataclass
 class Diagnostic:
     """A located error message."""
@@ -73,8 +97,12 @@ class Diagnostic:
         head = f"{self.file}:{self.line}:{self.col}: error: {self.message}"
         if not self.source_line:
             return head
-        caret = " " * (self.col - 1) + "^" * max(1, min(self.width, len(self.source_line) - self.col + 1))
-        return f"{head}\n{self.source_line}\n{caret}"
+        line, col = self.source_line, self.col
+        if len(line) > SHOWN_LINE_CHARS:  # a window around the column, not megabytes of one line
+            start = max(0, col - 1 - SHOWN_LINE_CHARS // 4)
+            line, col = line[start : start + SHOWN_LINE_CHARS], col - start
+        caret = " " * (col - 1) + "^" * max(1, min(self.width, len(line) - col + 1))
+        return f"{head}\n{line}\n{caret}"
 
 
 class LocatedParser(Parser):
@@ -99,6 +127,22 @@ class LocatedParser(Parser):
             self.raise_error(message, start, start + 1)
         self.positions[op] = start
         return op
+
+    def _consume_token(self, expected_kind=None):  # type: ignore[no-untyped-def, override]
+        token = self._current_token
+        text = token.text
+        if token.kind == MLIRTokenKind.INTEGER_LIT and len(text) > MAX_DECIMAL_DIGITS and text[:2] not in ("0x", "0X"):
+            # Python refuses to convert longer decimal strings (a ValueError deep inside xDSL).
+            self.raise_error(f"integer literal of {len(text)} digits is too long (at most {MAX_DECIMAL_DIGITS})",
+                             token.span)
+        return super()._consume_token(expected_kind)
+
+    def parse_shape_dimension(self, allow_dynamic: bool = True) -> int:
+        start = self._current_token.span
+        dim = super().parse_shape_dimension(allow_dynamic)
+        if dim >= 2**63:  # MLIR dimensions are int64; larger ones overflow every size computation
+            self.raise_error(f"dimension {dim} does not fit in a 64-bit integer", start)
+        return dim
 
     # xDSL builds builtin attributes while parsing and some constructors fail with plain Python
     # exceptions on out-of-range literals (`1.0e300 : f32` and `0x7FC00000 : f16` raise OverflowError,
@@ -138,6 +182,8 @@ _T = TypeVar("_T")
 _INT_TYPE = re.compile(r"[su]?i([0-9]+)")
 MAX_INT_WIDTH = (1 << 24) - 1
 """MLIR's IntegerType::kMaxWidth."""
+MAX_DECIMAL_DIGITS = 4300
+"""Python's default limit on int(str) (sys.get_int_max_str_digits); ~14000 bits, past any i-type sbpc runs."""
 
 _XDSL_DIR = os.path.dirname(xdsl.__file__) + os.sep
 _PROJECT_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep

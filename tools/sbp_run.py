@@ -35,9 +35,8 @@ from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
-from xdsl.passes import ModulePass, PassPipeline
-from xdsl.utils.arg_spec import parse_pipeline
-from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
+from xdsl.passes import PassPipeline
+from xdsl.utils.exceptions import DiagnosticException, ParseError
 
 from sbpc.dialects.sbp import GlobalTensorType
 from sbpc.passes.boxing_semantics import ReplicaMismatch, assemble, distribute
@@ -54,7 +53,8 @@ from sbpc.runtime.simulator import (
     simulate,
     total_sent,
 )
-from sbpc.tools.diagnostics import Diagnostic, LocatedParser, Source, error_diagnostic
+from sbpc.tools.diagnostics import DecodeError, Diagnostic, LocatedParser, Source, decode_source, error_diagnostic
+from sbpc.tools.pipeline import UsageError, checking_callback, parse_pipeline_spec, verify_program
 from sbpc.tools.sbp_opt import register_dialects
 
 DEFAULT_PIPELINE = "infer-sbp,materialize-boxing,lower-boxing,spmdize"
@@ -81,7 +81,8 @@ def build_arg_parser() -> argparse.ArgumentParser:
     inputs.add_argument("--seed", type=int, default=None, help="seed of the random inputs (default 0)")
     inputs.add_argument("--inputs", default=None, help="comma-separated .npy files, one per argument")
     parser.add_argument(
-        "--pipeline", default=DEFAULT_PIPELINE, help=f"pass pipeline, MLIR syntax (default: {DEFAULT_PIPELINE})"
+        "--pipeline", default=None,
+        help=f"pass pipeline, MLIR syntax (default: {DEFAULT_PIPELINE}; none for a per-rank program)",
     )
     parser.add_argument("--kernels", choices=("numpy", "ascendc-cpu"), default="numpy",
                         help="local kernels: numpy (default) or the emitted Ascend C fmod kernels on the CPU shim")
@@ -132,17 +133,20 @@ class Run:
     # -- 1. parse --------------------------------------------------------------
     def parse(self) -> ModuleOp:
         try:
-            with open(self.args.file, encoding="utf-8") as f:
-                text = f.read()
+            with open(self.args.file, "rb") as f:
+                data = f.read()
         except OSError as error:
             raise Failure(f"error: cannot read {self.args.file}: {error.strerror or error}") from None
-        self.source = Source(text, self.args.file)
+        try:
+            self.source = decode_source(data, self.args.file)
+        except DecodeError as error:
+            raise Failure(error.diagnostic.render()) from None
         parser = LocatedParser(self.ctx, self.source)
         module: ModuleOp | None = None
         try:
             module = parser.parse_module()
             self.positions = parser.positions
-            module.verify()
+            verify_program(module)
         except (ParseError, DiagnosticException) as error:
             self.positions = parser.positions
             raise self.located(error, module) from None
@@ -204,34 +208,17 @@ class Run:
         return inputs
 
     # -- 3. compile --------------------------------------------------------------
-    def pipeline(self) -> PassPipeline:
-        from sbpc.passes import get_all_passes
+    def default_spec(self, module: ModuleOp) -> str:
+        """The full pipeline for a global program, none for a per-rank one (spmdize's output runs as it is)."""
+        from sbpc.passes.spmdize import is_per_rank
 
-        available = get_all_passes()
-        spec = self.args.pipeline.strip()
+        per_rank = any(isinstance(op, func.FuncOp) and is_per_rank(op) for op in module.ops)
+        return "" if per_rank else DEFAULT_PIPELINE
+
+    def pipeline(self, spec: str) -> PassPipeline:
         try:
-            names = [p.name for p in parse_pipeline(spec)] if spec else []
-        except ArgSpecParseError as error:
-            raise Failure(f"error: bad --pipeline: {error}") from None
-        registered = ", ".join(sorted(available))
-        default_names = DEFAULT_PIPELINE.split(",")
-        for name in names:
-            if name in available:
-                continue
-            if name in default_names:
-                raise Failure(
-                    f"error: pass '{name}' of the pipeline is not registered yet (registered passes: {registered}); "
-                    f"give --pipeline with registered passes only, e.g. --pipeline \"\" for an already lowered program"
-                )
-            raise Failure(f"error: unknown pass '{name}' in --pipeline (registered passes: {registered})")
-
-        def verify_between(previous: ModulePass | None, module: ModuleOp, following: ModulePass | None) -> None:
-            if previous is not None:
-                module.verify()
-
-        try:
-            return PassPipeline.parse_spec(available, spec, verify_between) if spec else PassPipeline(())
-        except (ValueError, ArgSpecParseError) as error:
+            return parse_pipeline_spec([spec], checking_callback(True))
+        except UsageError as error:
             raise Failure(f"error: bad --pipeline: {error}") from None
 
     def compile(self, module: ModuleOp, pipeline: PassPipeline) -> ModuleOp:
@@ -269,6 +256,7 @@ class Run:
     # -- everything --------------------------------------------------------------
     def run(self) -> int:
         args = self.args
+        given = self.pipeline(args.pipeline) if args.pipeline is not None else None  # usage errors first
         module = self.parse()
         try:
             fn = find_function(module, args.entry)
@@ -279,7 +267,8 @@ class Run:
         rng = np.random.default_rng(0 if args.seed is None else args.seed)
         inputs = self.load_inputs(fn, types) if args.inputs is not None else self.random_inputs(types, rng)
 
-        compiled = self.compile(module, self.pipeline())
+        pipeline = given if given is not None else self.pipeline(self.default_spec(module))
+        compiled = self.compile(module, pipeline)
         try:
             arg_dists, res_dists = function_signature(compiled, args.entry)
             for i, (dist, (shape, _)) in enumerate(zip(arg_dists, types, strict=True)):
