@@ -219,6 +219,7 @@ def lower_box(box: BoxingOp, planner: str) -> None:
             result_types=[box.result.type if last else src_t.with_sbp(nd_sbp(*step.dst), keep_layout=False)],
             properties={"mesh_axes": DenseArrayBase.from_list(i64, step.mesh_axes)},
         )
+        op.location = box.location  # errors about a step point where the boxing was asked for
         Rewriter.insert_op(op, InsertPoint.before(box))
         value = op.results[0]
     box.result.replace_all_uses_with(value)

@@ -16,7 +16,15 @@ from typing import TypeVar
 
 import xdsl
 from xdsl.context import Context
-from xdsl.dialects.builtin import FileLineColLoc, Float80Type, Float128Type, FloatAttr, ModuleOp
+from xdsl.dialects.builtin import (
+    FileLineColLoc,
+    Float80Type,
+    Float128Type,
+    FloatAttr,
+    IntAttr,
+    ModuleOp,
+    StringAttr,
+)
 from xdsl.ir import Attribute, Operation
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import ParseError, VerifyException
@@ -112,6 +120,19 @@ class LocatedParser(Parser):
         super().__init__(ctx, source.text, source.name)
         self.source = source
         self.positions: dict[Operation, int] = {}
+
+    def parse_module(self, allow_implicit_module: bool = True) -> ModuleOp:
+        module = super().parse_module(allow_implicit_module)
+        # Passes replace conversions (to_global -> boxing -> collectives) and carry the location over,
+        # as MLIR rewrites do: give these few ops a real location, so that a planner error points at
+        # the conversion that asked for the boxing. Other ops keep only their `positions` entry.
+        from sbpc.dialects.sbp_ops import ConversionOp
+
+        for op, pos in self.positions.items():
+            if isinstance(op, ConversionOp):
+                line, col = self.source.line_col(pos)
+                op.location = FileLineColLoc(StringAttr(self.source.name), IntAttr(line), IntAttr(col))
+        return module
 
     def parse_operation(self) -> Operation:
         start = self._current_token.span.start
@@ -227,7 +248,18 @@ def parse_error_diagnostic(error: ParseError, source: Source) -> Diagnostic:
 
 
 def _position_of(op: Operation, positions: dict[Operation, int]) -> int | None:
-    """Position of op, or of the nearest located op it came from (parents, then operands)."""
+    """Position of op; for an op a pass made, the located op that uses its result (the op a boxing
+    was made for), else the nearest located op it came from (parents, then operands)."""
+    users: list[Operation] = [op]
+    seen: set[Operation] = set()
+    while users and len(seen) < 64:  # a chain of collectives ends at the op that needed them
+        current_user = users.pop(0)
+        if current_user in positions:
+            return positions[current_user]
+        if current_user in seen:
+            continue
+        seen.add(current_user)
+        users.extend(use.operation for result in current_user.results for use in result.uses)
     current: Operation | None = op
     while current is not None:
         if current in positions:
@@ -245,7 +277,9 @@ def op_diagnostic(op: Operation, message: str, source: Source, positions: dict[O
         message = f"{op.name}: {message}"
     if isinstance(op.location, FileLineColLoc):
         loc = op.location
-        return Diagnostic(loc.filename.data, loc.line.data, loc.column.data, message)
+        line, col = loc.line.data, loc.column.data
+        shown = source.line_text(line) if loc.filename.data == source.name else ""
+        return Diagnostic(loc.filename.data, line, col, message, shown)
     pos = _position_of(op, positions)
     if pos is None:
         return Diagnostic(source.name, source.first_line, 1, message)

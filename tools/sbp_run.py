@@ -23,6 +23,7 @@ a Python traceback appears only with `--debug`.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import re
 import sys
@@ -38,6 +39,7 @@ from xdsl.ir import Operation
 from xdsl.passes import PassPipeline
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 
+from sbpc.dialects.errors import OpError
 from sbpc.dialects.sbp import GlobalTensorType
 from sbpc.passes.boxing_semantics import ReplicaMismatch, assemble, distribute
 from sbpc.runtime import ops_numpy
@@ -153,6 +155,28 @@ class Run:
         return module
 
     # -- 2. inputs -------------------------------------------------------------
+    def check_memory(self, fn: func.FuncOp) -> None:
+        """Refuse up front a program whose global tensors alone exceed this machine's memory (numpy would
+        end in MemoryError part way): the reference run holds every one of them."""
+        sized: list[tuple[int, str, Operation | None, int | None]] = []  # bytes, what, op, argument index
+        for i, ty in enumerate(fn.function_type.inputs.data):
+            if isinstance(ty, GlobalTensorType):
+                sized.append((_nbytes(ty), f"argument {i} {ty.describe()}", None, i))
+        for op in fn.body.walk():
+            for r in op.results:
+                if isinstance(r.type, GlobalTensorType):
+                    sized.append((_nbytes(r.type), f"the result of {op.name} {r.type.describe()}", op, None))
+        total = sum(n for n, *_ in sized)
+        available = _physical_memory()
+        if not sized or available is None or total <= available:
+            return
+        largest, what, op, index = max(sized, key=lambda t: t[0])
+        message = (f"@{fn.sym_name.data} needs at least {_size(total)} for its global tensors, more than this "
+                   f"machine's {_size(available)} of memory (largest: {what}, {_size(largest)})")
+        if op is not None:
+            raise self.located(OpError(op, message), None)
+        raise self.at_argument(fn, index or 0, message)
+
     def argument_types(self, module: ModuleOp, fn: func.FuncOp) -> list[tuple[tuple[int, ...], np.dtype]]:
         """Global shape and dtype of each entry argument."""
         found: list[tuple[tuple[int, ...], np.dtype]] = []
@@ -262,6 +286,7 @@ class Run:
             fn = find_function(module, args.entry)
         except SimulationError as error:
             raise Failure(f"{args.file}: error: {error}") from None
+        self.check_memory(fn)
         kernels = self.kernels()
         types = self.argument_types(module, fn)
         rng = np.random.default_rng(0 if args.seed is None else args.seed)
@@ -349,6 +374,26 @@ class Run:
                     np.save(os.path.join(directory, f"result{i}.npy"), value)
         except OSError as error:
             raise Failure(f"error: cannot write outputs to {directory}: {error.strerror or error}") from None
+
+
+def _nbytes(ty: GlobalTensorType) -> int:
+    return math.prod(ty.get_shape()) * ops_numpy.np_dtype(ty.element_type).itemsize
+
+
+def _physical_memory() -> int | None:
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):  # no sysconf on this platform: do not guess
+        return None
+
+
+def _size(nbytes: int) -> str:
+    value, unit = float(nbytes), "B"
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"):
+        if value < 1024 or unit == "EiB":
+            break
+        value /= 1024
+    return f"{value:.1f} {unit}" if unit != "B" else f"{nbytes} B"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
