@@ -13,8 +13,8 @@ import re
 import shutil
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 
@@ -26,15 +26,13 @@ EXAMPLES = Path(__file__).parents[2] / "examples"
 PIPELINE = "infer-sbp,materialize-boxing,lower-boxing,spmdize"
 
 
-@dataclass
-class Run:
+class Run(NamedTuple):
+    """Exit code and captured streams of one in-process driver run; `output` is both streams."""
+
     code: int
     stdout: str
     stderr: str
-
-    @property
-    def output(self) -> str:
-        return self.stdout + self.stderr
+    output: str
 
 
 def _run(main: Callable[[Sequence[str]], int], args: Sequence[str]) -> Run:
@@ -42,9 +40,9 @@ def _run(main: Callable[[Sequence[str]], int], args: Sequence[str]) -> Run:
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         try:
             code = main(list(args))
-        except SystemExit as exit_:
-            code = exit_.code if isinstance(exit_.code, int) else 1
-    return Run(code, out.getvalue(), err.getvalue())
+        except SystemExit as stop:  # --list-passes and --version end through argparse
+            code = int(stop.code or 0)
+    return Run(code, out.getvalue(), err.getvalue(), out.getvalue() + err.getvalue())
 
 
 def opt(*args: str | Path) -> Run:
