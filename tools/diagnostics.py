@@ -1,8 +1,11 @@
 """Located diagnostics for the sbpc drivers: `FILE:LINE:COL: error: MESSAGE`, source line, caret.
 
 xDSL reports verifier errors as a generic-IR dump without positions. `LocatedParser` records
-where each op starts (one dict entry per op, no attribute construction), and `locate_error`
-maps a parse error, a verifier error or a pass's `OpError` back to that position.
+where each op starts (one dict entry per op, no attribute construction; only the few conversion ops,
+which passes replace, also get a `FileLineColLoc` that the replacements inherit), and
+`error_diagnostic` maps a parse error, a verifier error or a pass's `OpError` back to that position.
+The parser also turns inputs xDSL would crash on (over-long literals, dimensions past int64) into
+located parse errors, and `decode_source` locates bytes that are not UTF-8.
 """
 
 from __future__ import annotations
