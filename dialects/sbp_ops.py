@@ -8,7 +8,6 @@ sees which value is wrong without reading generic IR.
 from __future__ import annotations
 
 import abc
-import math
 from collections.abc import Sequence
 from typing import ClassVar
 
@@ -19,8 +18,6 @@ from xdsl.dialects.builtin import (
     FloatAttr,
     IntegerAttr,
     IntegerType,
-    ModuleOp,
-    StringAttr,
     SymbolRefAttr,
     TensorType,
     UnitAttr,
@@ -38,13 +35,12 @@ from xdsl.irdl import (
     result_def,
     traits_def,
 )
-from xdsl.parser import Parser
-from xdsl.printer import Printer
-from xdsl.traits import Pure, SymbolOpInterface, SymbolTable
+from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
 from sbpc.dialects.collectives import COLLECTIVES, Invalid, axis_kind, check_step
 from sbpc.dialects.layout import LayoutAttr
+from sbpc.dialects.placement import PlacementOp, check_placed_type, lookup_placement, lookup_placement_named
 from sbpc.dialects.sbp import (
     BroadcastAttr,
     GlobalTensorType,
@@ -54,7 +50,7 @@ from sbpc.dialects.sbp import (
     SignatureAttr,
     SplitAttr,
 )
-from sbpc.dialects.sharding import broadcast_shapes, max_local_shape
+from sbpc.dialects.sharding import broadcast_shapes
 from sbpc.dialects.signatures import (
     BinaryRule,
     MatmulRule,
@@ -66,138 +62,6 @@ from sbpc.dialects.signatures import (
 
 TensorT = base(GlobalTensorType) | base(TensorType)
 """Global `!sbp.tensor` values; after `spmdize`, per-rank builtin `tensor<...>` values."""
-
-# ---------------------------------------------------------------------------
-# Placement
-# ---------------------------------------------------------------------------
-
-
-@irdl_op_definition
-class PlacementOp(IRDLOperation):
-    """`sbp.placement @p "cpu" [[0, 1], [2, 3]]`: a device mesh (OneFlow `flow.placement`).
-
-    The hierarchy is the shape of the nested rank list; ranks are stored flat, row-major.
-    """
-
-    name = "sbp.placement"
-    sym_name = prop_def(StringAttr)
-    device_type = prop_def(StringAttr)
-    hierarchy = prop_def(DenseArrayBase.constr(i64))
-    ranks = prop_def(DenseArrayBase.constr(i64))
-    traits = traits_def(SymbolOpInterface())
-
-    def __init__(self, sym_name: str, device_type: str, hierarchy: Sequence[int], ranks: Sequence[int]):
-        super().__init__(
-            properties={
-                "sym_name": StringAttr(sym_name),
-                "device_type": StringAttr(device_type),
-                "hierarchy": DenseArrayBase.from_list(i64, hierarchy),
-                "ranks": DenseArrayBase.from_list(i64, ranks),
-            }
-        )
-
-    def get_hierarchy(self) -> tuple[int, ...]:
-        return tuple(self.hierarchy.get_values())  # type: ignore[return-value]
-
-    def get_ranks(self) -> tuple[int, ...]:
-        return tuple(self.ranks.get_values())  # type: ignore[return-value]
-
-    def verify_(self) -> None:
-        hierarchy, ranks = self.get_hierarchy(), self.get_ranks()
-        where = f"sbp.placement @{self.sym_name.data}"
-        parent = self.parent_op()
-        if parent is not None and not isinstance(parent, ModuleOp):
-            raise VerifyException(f"{where}: must be at module level, not inside {parent.name}")
-        if not hierarchy or any(h <= 0 for h in hierarchy):
-            raise VerifyException(f"{where}: hierarchy {list(hierarchy)} must be non-empty and positive")
-        if math.prod(hierarchy) != len(ranks):
-            raise VerifyException(
-                f"{where}: {len(ranks)} ranks do not fill hierarchy {list(hierarchy)} (ranks must be rectangular)"
-            )
-        if any(r < 0 for r in ranks):
-            raise VerifyException(f"{where}: ranks must be non-negative, got {list(ranks)}")
-        if len(set(ranks)) != len(ranks):
-            dup = sorted({r for r in ranks if ranks.count(r) > 1})
-            raise VerifyException(f"{where}: duplicate ranks {dup}")
-
-    @classmethod
-    def parse(cls, parser: Parser) -> PlacementOp:
-        sym = parser.parse_symbol_name().data
-        device = parser.parse_str_literal(" (device type, e.g. \"cpu\" or \"npu\")")
-        start = parser.pos
-        nested = _parse_nested_ranks(parser)
-        hierarchy, flat = _flatten_rectangular(nested)
-        if hierarchy is None:
-            parser.raise_error("placement ranks must form a rectangular nested list", start, parser.pos)
-        op = cls(sym, device, hierarchy, flat)
-        attrs = parser.parse_optional_attr_dict()
-        op.attributes.update(attrs)
-        return op
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(f" @{self.sym_name.data} ")
-        printer.print_string_literal(self.device_type.data)
-        printer.print_string(" " + _nested_text(self.get_ranks(), self.get_hierarchy()))
-        printer.print_op_attributes(self.attributes)
-
-
-_Nested = int | list["_Nested"]
-
-
-def _parse_nested_ranks(parser: Parser) -> _Nested:
-    if parser.parse_optional_punctuation("[") is None:
-        start = parser.pos
-        rank = parser.parse_integer(allow_boolean=False, context_msg=" (a rank or a nested list of ranks)")
-        if not -(2**63) <= rank < 2**63:  # ranks are stored as array<i64>, which would raise ValueError
-            parser.raise_error(f"rank {rank} does not fit in a 64-bit integer", start, parser.pos)
-        return rank
-    items: list[_Nested] = []
-    if parser.parse_optional_punctuation("]") is not None:
-        return items
-    items.append(_parse_nested_ranks(parser))
-    while parser.parse_optional_punctuation(",") is not None:
-        items.append(_parse_nested_ranks(parser))
-    parser.parse_punctuation("]")
-    return items
-
-
-def _flatten_rectangular(nested: _Nested) -> tuple[list[int] | None, list[int]]:
-    """(hierarchy, flat ranks) of a rectangular nested list, or (None, []) if ragged."""
-    if isinstance(nested, int) or not nested:
-        return None, []
-    if all(isinstance(x, int) for x in nested):
-        return [len(nested)], list(nested)  # type: ignore[arg-type]
-    if any(isinstance(x, int) for x in nested):
-        return None, []
-    subs = [_flatten_rectangular(x) for x in nested]
-    first = subs[0][0]
-    if first is None or any(h != first for h, _ in subs):
-        return None, []
-    return [len(nested), *first], [r for _, flat in subs for r in flat]
-
-
-def _nested_text(ranks: Sequence[int], hierarchy: Sequence[int]) -> str:
-    if len(hierarchy) == 1:
-        return "[" + ", ".join(str(r) for r in ranks) + "]"
-    step = len(ranks) // hierarchy[0]
-    return "[" + ", ".join(_nested_text(ranks[i : i + step], hierarchy[1:]) for i in range(0, len(ranks), step)) + "]"
-
-
-def lookup_placement(op: Operation, ty: GlobalTensorType) -> PlacementOp | None:
-    """The `sbp.placement` a tensor type refers to, seen from `op` (top-level ops are few)."""
-    return lookup_placement_named(op, ty.placement_name)
-
-
-def lookup_placement_named(op: Operation, name: str) -> PlacementOp | None:
-    """The `sbp.placement` named `name`, seen from `op`."""
-    anchor: Operation | None = op
-    while anchor is not None and not anchor.has_trait(SymbolTable):
-        anchor = anchor.parent_op()
-    if anchor is None:
-        return None
-    found = SymbolTable.lookup_symbol(anchor, name)
-    return found if isinstance(found, PlacementOp) else None
-
 
 # ---------------------------------------------------------------------------
 # Shared verification
@@ -213,28 +77,11 @@ def describe_op(op: Operation) -> str:
 
 
 def verify_global_type(op: Operation, ty: GlobalTensorType, what: str) -> PlacementOp:
-    """Checks of a tensor type that need its placement: existence, ND-SBP length, layout extents."""
-    if (problem := ty.problem()) is not None:
-        raise VerifyException(f"{describe_op(op)}: {what}: {problem}")
-    placement = lookup_placement(op, ty)
-    if placement is None:
-        raise VerifyException(f"{describe_op(op)}: {what} refers to unknown placement @{ty.placement_name}")
-    hierarchy = placement.get_hierarchy()
-    sbp = ty.nd_sbp
-    if sbp is not None and len(sbp) != len(hierarchy):
-        raise VerifyException(
-            f"{describe_op(op)}: {what} has ND-SBP {sbp.short_str()} of length {len(sbp)}, "
-            f"but placement @{ty.placement_name} has hierarchy {list(hierarchy)} of rank {len(hierarchy)}"
-        )
-    layout = ty.local_layout
-    if layout is not None and sbp is not None:
-        expected = max_local_shape(ty.get_shape(), sbp, hierarchy)
-        if tuple(layout.layout.mode_sizes()) != expected:
-            raise VerifyException(
-                f"{describe_op(op)}: {what} layout {layout.layout} has extents "
-                f"{list(layout.layout.mode_sizes())}, but the largest local shard is {list(expected)}"
-            )
-    return placement
+    """`check_placed_type`, its message prefixed with the op's description."""
+    try:
+        return check_placed_type(op, ty, what)
+    except VerifyException as error:
+        raise VerifyException(f"{describe_op(op)}: {error}") from None
 
 
 class SbpOp(IRDLOperation, abc.ABC):

@@ -70,6 +70,10 @@ def _dtype(x: np.ndarray) -> str:
 
 def run_fmod(self: np.ndarray, other: np.ndarray | float | int, soc: str = DEFAULT_SOC) -> np.ndarray:
     """fmod of one shard through the emitted kernel; `other` is a tensor or a scalar."""
+    if self.ndim == 0 and (not isinstance(other, np.ndarray) or other.ndim == 0):
+        # A 0-d shard is one element: the kernel's tiling and buffers are for 1-d and up.
+        other = other.reshape(1) if isinstance(other, np.ndarray) else other
+        return run_fmod(self.reshape(1), other, soc).reshape(())
     dtype = _dtype(self)
     self = np.ascontiguousarray(self)
     view = TensorView.row_major(self.shape)

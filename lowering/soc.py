@@ -15,6 +15,7 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal, get_args
 
 UB_BYTES = 196608
 """Unified buffer per AI Vector core: 192 KiB (16 bank groups x 3 x 4 KiB)."""
@@ -60,7 +61,10 @@ SOCS: dict[str, SocInfo] = {
         SocInfo("ascend910_93", 48, version="Ascend910_9392", aic_cores=24),
     )
 }
-DEFAULT_SOC = "ascend910b"
+SocName = Literal["ascend910b", "ascend910b1", "ascend910b2", "ascend910b3", "ascend910b4", "ascend910_93"]
+"""The names of SOCS, as lower-to-ascendc's typed `soc` option (checked when a pipeline is parsed)."""
+assert tuple(SOCS) == get_args(SocName), "SocName must list SOCS"
+DEFAULT_SOC: SocName = "ascend910b"
 OPDEF_SOCS = ("ascend910b", "ascend910_93")
 """The SoCs the emitted OpDef registers (`AddConfig`): one of each generation."""
 

@@ -35,8 +35,9 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from sbpc.dialects import ascendc, dtypes
 from sbpc.dialects.errors import OpError
 from sbpc.dialects.layout import LayoutAttr
+from sbpc.dialects.placement import PlacementOp, lookup_placement_named
 from sbpc.dialects.sbp_ops import FmodOp, FmodScalarOp, describe_op
-from sbpc.lowering.soc import DEFAULT_SOC
+from sbpc.lowering.soc import DEFAULT_SOC, SocName
 from sbpc.lowering.tiling import TensorView, compute_tiling
 
 KERNELS = {"fmod_tensor": "FmodTensor", "fmod_scalar": "FmodScalar"}
@@ -136,13 +137,12 @@ def _dict(fields: dict[str, object]) -> DictionaryAttr:
 
 
 def rank_count(f: func.FuncOp, module: ModuleOp) -> int:
-    from sbpc.dialects.sbp_ops import PlacementOp
-
     name = f.attributes.get("sbp.placement")
-    for op in module.ops:
-        if isinstance(op, PlacementOp) and (name is None or op.sym_name.data == name.root_reference.data):  # type: ignore[attr-defined]
-            return len(op.get_ranks())
-    return 1
+    if isinstance(name, SymbolRefAttr):
+        found = lookup_placement_named(f, name.root_reference.data)
+        return len(found.get_ranks()) if found is not None else 1
+    first = next((op for op in module.ops if isinstance(op, PlacementOp)), None)
+    return len(first.get_ranks()) if first is not None else 1
 
 
 @dataclass(frozen=True)
@@ -150,7 +150,7 @@ class LowerToAscendcPass(ModulePass):
     """Lower local fmod ops to launches of tiled Ascend C kernels. Option: `soc=ascend910b`."""
 
     name = "lower-to-ascendc"
-    soc: str = DEFAULT_SOC
+    soc: SocName = DEFAULT_SOC
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         kernels: dict[str, ascendc.KernelOp] = {

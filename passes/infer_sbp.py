@@ -35,6 +35,7 @@ import operator
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Literal
 
 from xdsl.context import Context
 from xdsl.dialects import func
@@ -211,7 +212,7 @@ class InferSbpPass(ModulePass):
     """
 
     name = "infer-sbp"
-    rule: str = "oneflow"
+    rule: Literal["oneflow", "cost"] = "oneflow"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         infer_module(op, self.rule, keep_records=False)

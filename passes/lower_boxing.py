@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, i64
@@ -27,8 +28,9 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from sbpc.dialects.collectives import axis_kind, step_kind
 from sbpc.dialects.errors import OpError
+from sbpc.dialects.placement import lookup_placement
 from sbpc.dialects.sbp import BROADCAST, BroadcastAttr, GlobalTensorType, PartialAttr, SbpAttr, SplitAttr, nd_sbp, split
-from sbpc.dialects.sbp_ops import COLLECTIVE_OPS, BoxingOp, describe_op, lookup_placement
+from sbpc.dialects.sbp_ops import COLLECTIVE_OPS, BoxingOp, describe_op
 from sbpc.passes.cost_model import NdSbp, Plan, make_step, plan_transition
 from sbpc.passes.sbp_candidates import element_bytes
 
@@ -225,6 +227,7 @@ def lower_box(box: BoxingOp, planner: str) -> None:
             result_types=[box.result.type if last else src_t.with_sbp(nd_sbp(*step.dst), keep_layout=False)],
             properties={"mesh_axes": DenseArrayBase.from_list(i64, step.mesh_axes)},
         )
+        op.location = box.location  # errors about a step point where the boxing was asked for
         Rewriter.insert_op(op, InsertPoint.before(box))
         value = op.results[0]
     box.result.replace_all_uses_with(value)
@@ -239,7 +242,7 @@ class LowerBoxingPass(ModulePass):
     """
 
     name = "lower-boxing"
-    planner: str = "optimal"
+    planner: Literal["optimal", "oneflow"] = "optimal"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.planner not in ("optimal", "oneflow"):

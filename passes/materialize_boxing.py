@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Block, SSAValue
+from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
@@ -30,11 +30,13 @@ class _Boxer:
     def __init__(self) -> None:
         self.made: dict[tuple[SSAValue, GlobalTensorType], SSAValue] = {}
 
-    def boxed(self, value: SSAValue, target: GlobalTensorType) -> SSAValue:
+    def boxed(self, value: SSAValue, target: GlobalTensorType, asker: Operation) -> SSAValue:
+        """`value` boxed to `target`; a new box takes the location of `asker`, the op that needs it."""
         key = (value, target)
         if key in self.made:
             return self.made[key]
         box = BoxingOp.build(operands=[value], result_types=[target])
+        box.location = asker.location
         owner = value.owner
         if isinstance(owner, Block):
             Rewriter.insert_op(box, InsertPoint.at_start(owner))
@@ -56,7 +58,7 @@ def materialize_function(f: func.FuncOp) -> None:
             wanted = f.function_type.outputs.data
             for i, (v, want) in enumerate(zip(op.operands, wanted, strict=True)):
                 if isinstance(v.type, GlobalTensorType) and isinstance(want, GlobalTensorType) and v.type != want:
-                    op.operands[i] = boxer.boxed(v, want)
+                    op.operands[i] = boxer.boxed(v, want, op)
             continue
         sig = op.attributes.get("sbp.signature")
         if sig is None:
@@ -68,13 +70,13 @@ def materialize_function(f: func.FuncOp) -> None:
             ty = v.type
             if not isinstance(ty, GlobalTensorType) or not isinstance(need, NdSbpAttr) or ty.nd_sbp == need:
                 continue
-            op.operands[i] = boxer.boxed(v, ty.with_sbp(need, keep_layout=False))
+            op.operands[i] = boxer.boxed(v, ty.with_sbp(need, keep_layout=False), op)
 
 
 def _replace_to_global(op: ToGlobalOp, boxer: _Boxer) -> None:
     src, dst = op.x, op.result
     assert isinstance(dst.type, GlobalTensorType)
-    new_value = src if src.type == dst.type else boxer.boxed(src, dst.type)
+    new_value = src if src.type == dst.type else boxer.boxed(src, dst.type, op)
     dst.replace_all_uses_with(new_value)
     Rewriter.erase_op(op)
 

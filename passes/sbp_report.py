@@ -14,8 +14,8 @@ from typing import Any
 
 from xdsl.dialects.builtin import ModuleOp
 
+from sbpc.dialects.placement import lookup_placement
 from sbpc.dialects.sbp import GlobalTensorType
-from sbpc.dialects.sbp_ops import lookup_placement
 from sbpc.passes.cost_model import plan_transition
 from sbpc.passes.infer_sbp import OpRecord, infer_module
 from sbpc.passes.sbp_candidates import element_bytes, format_nd_sig

@@ -25,8 +25,9 @@ from xdsl.dialects.builtin import IntegerType
 from xdsl.ir import Operation
 
 from sbpc.dialects.errors import OpError
+from sbpc.dialects.placement import lookup_placement_named
 from sbpc.dialects.sbp import GlobalTensorType, NdSbpAttr, PartialAttr, SignatureAttr
-from sbpc.dialects.sbp_ops import describe_op, lookup_placement_named
+from sbpc.dialects.sbp_ops import describe_op
 from sbpc.dialects.sharding import fits_shape
 from sbpc.dialects.signatures import NdSig, SbpRule, Sig
 from sbpc.passes.cost_model import (

@@ -36,15 +36,14 @@ from xdsl.rewriter import Rewriter
 
 from sbpc.dialects.collectives import mesh_coords
 from sbpc.dialects.errors import OpError
+from sbpc.dialects.placement import PlacementOp, lookup_placement
 from sbpc.dialects.sbp import GlobalTensorType
 from sbpc.dialects.sbp_ops import (
     BoxingOp,
     CollectiveOp,
-    PlacementOp,
     ReshapeOp,
     ToGlobalOp,
     describe_op,
-    lookup_placement,
 )
 from sbpc.dialects.sharding import local_shape
 
@@ -91,7 +90,19 @@ class _Localizer:
         return new, shapes
 
 
+def is_per_rank(f: func.FuncOp) -> bool:
+    """Whether `f` is already spmdize's output: no global type in its signature, and the ND-SBP of
+    its boundary values kept as `sbp.sbp` attributes."""
+    types = (*f.function_type.inputs.data, *f.function_type.outputs.data)
+    if any(isinstance(t, GlobalTensorType) for t in types):
+        return False
+    attrs = (*(f.arg_attrs.data if f.arg_attrs else ()), *(f.res_attrs.data if f.res_attrs else ()))
+    return any("sbp.sbp" in a.data for a in attrs)
+
+
 def spmdize_function(f: func.FuncOp) -> None:
+    if is_per_rank(f):  # idempotent: rewriting again would drop the boundary attributes
+        return
     loc = _Localizer(f)
     for op in f.body.walk():  # collectives read their step off the global types, before any rewrite
         if isinstance(op, BoxingOp | ToGlobalOp):  # reject before rewriting, so the message shows global types

@@ -55,13 +55,13 @@ from sbpc.dialects.collectives import (
     step_bytes_exact,
 )
 from sbpc.dialects.errors import OpError
+from sbpc.dialects.placement import lookup_placement_named
 from sbpc.dialects.sbp import GlobalTensorType, NdSbpAttr, PartialAttr, ReduceKind, SignatureAttr, nd_sbp
 from sbpc.dialects.sbp_ops import (
     BoxingOp,
     CollectiveOp,
     ConversionOp,
     MatmulOp,
-    PlacementOp,
     ReduceSumOp,
     ReshapeOp,
     ToGlobalOp,
@@ -125,11 +125,8 @@ def find_function(module: ModuleOp, entry: str) -> func.FuncOp:
 
 def placement_hierarchy(anchor: Operation, name: str) -> tuple[int, ...]:
     """Hierarchy of the `sbp.placement` named `name`, seen from `anchor`."""
-    table: Operation | None = anchor
-    while table is not None and not table.has_trait(SymbolTable):
-        table = table.parent_op()
-    found = SymbolTable.lookup_symbol(table, name) if table is not None else None
-    if not isinstance(found, PlacementOp):
+    found = lookup_placement_named(anchor, name)
+    if found is None:
         raise OpError(anchor, f"unknown placement @{name}")
     return found.get_hierarchy()
 

@@ -101,7 +101,7 @@ def compile(program: Program, pipeline: str = DEFAULT_PIPELINE) -> Program:
     """Run a pass pipeline (MLIR syntax, e.g. `infer-sbp{rule=cost},materialize-boxing`) on a copy."""
     session = _attach(_session(program.source.name, pipeline), program)
     try:
-        compiled = session.compile(program.module, session.pipeline())
+        compiled = session.compile(program.module, session.pipeline(pipeline))
     except Failure as failure:
         raise Error(str(failure)) from None
     return Program(compiled, program.source, session.positions, program.ctx)
@@ -161,7 +161,7 @@ def run(
         rng = np.random.default_rng(seed)
         values = list(inputs) if inputs is not None else session.random_inputs(types, rng)
         _check_inputs(values, types, entry)
-        compiled = session.compile(module, session.pipeline())
+        compiled = session.compile(module, session.pipeline(pipeline))
         arg_dists, res_dists = simulator.function_signature(compiled, entry)
         shards = [distribute(x, d.sbp, d.hierarchy, rng) for x, d in zip(values, arg_dists, strict=True)]
         outputs, log = simulator.simulate(compiled, entry, shards, session.kernels())

@@ -1,8 +1,11 @@
 """Located diagnostics for the sbpc drivers: `FILE:LINE:COL: error: MESSAGE`, source line, caret.
 
 xDSL reports verifier errors as a generic-IR dump without positions. `LocatedParser` records
-where each op starts (one dict entry per op, no attribute construction), and `locate_error`
-maps a parse error, a verifier error or a pass's `OpError` back to that position.
+where each op starts (one dict entry per op, no attribute construction; only the few conversion ops,
+which passes replace, also get a `FileLineColLoc` that the replacements inherit), and
+`error_diagnostic` maps a parse error, a verifier error or a pass's `OpError` back to that position.
+The parser also turns inputs xDSL would crash on (over-long literals, dimensions past int64) into
+located parse errors, and `decode_source` locates bytes that are not UTF-8.
 """
 
 from __future__ import annotations
@@ -16,7 +19,15 @@ from typing import TypeVar
 
 import xdsl
 from xdsl.context import Context
-from xdsl.dialects.builtin import FileLineColLoc, Float80Type, Float128Type, FloatAttr, ModuleOp
+from xdsl.dialects.builtin import (
+    FileLineColLoc,
+    Float80Type,
+    Float128Type,
+    FloatAttr,
+    IntAttr,
+    ModuleOp,
+    StringAttr,
+)
 from xdsl.ir import Attribute, Operation
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import ParseError, VerifyException
@@ -58,6 +69,30 @@ class Source:
         return self.text[start : end if end >= 0 else len(self.text)]
 
 
+def decode_source(data: bytes, name: str) -> Source:
+    """The text of a program file; bytes that are not UTF-8 are a located error (`DecodeError`)."""
+    try:
+        return Source(data.decode("utf-8"), name)
+    except UnicodeDecodeError as error:
+        good = data[: error.start].decode("utf-8")
+        source = Source(good, name)
+        line, col = source.line_col(len(good))
+        bad = " ".join(f"0x{b:02x}" for b in data[error.start : error.end])
+        raise DecodeError(Diagnostic(name, line, col, f"invalid UTF-8 byte {bad}: sbpc reads UTF-8 text",
+                                     source.line_text(line))) from None
+
+
+class DecodeError(Exception):
+    """A program file that is not UTF-8 text; `diagnostic` says where."""
+
+    def __init__(self, diagnostic: Diagnostic):
+        super().__init__(diagnostic.message)
+        self.diagnostic = diagnostic
+
+
+SHOWN_LINE_CHARS = 240
+
+
 @dataclass
 class Diagnostic:
     """A located error message."""
@@ -73,8 +108,12 @@ class Diagnostic:
         head = f"{self.file}:{self.line}:{self.col}: error: {self.message}"
         if not self.source_line:
             return head
-        caret = " " * (self.col - 1) + "^" * max(1, min(self.width, len(self.source_line) - self.col + 1))
-        return f"{head}\n{self.source_line}\n{caret}"
+        line, col = self.source_line, self.col
+        if len(line) > SHOWN_LINE_CHARS:  # a window around the column, not megabytes of one line
+            start = max(0, col - 1 - SHOWN_LINE_CHARS // 4)
+            line, col = line[start : start + SHOWN_LINE_CHARS], col - start
+        caret = " " * (col - 1) + "^" * max(1, min(self.width, len(line) - col + 1))
+        return f"{head}\n{line}\n{caret}"
 
 
 class LocatedParser(Parser):
@@ -84,6 +123,19 @@ class LocatedParser(Parser):
         super().__init__(ctx, source.text, source.name)
         self.source = source
         self.positions: dict[Operation, int] = {}
+
+    def parse_module(self, allow_implicit_module: bool = True) -> ModuleOp:
+        module = super().parse_module(allow_implicit_module)
+        # Passes replace conversions (to_global -> boxing -> collectives) and carry the location over,
+        # as MLIR rewrites do: give these few ops a real location, so that a planner error points at
+        # the conversion that asked for the boxing. Other ops keep only their `positions` entry.
+        from sbpc.dialects.sbp_ops import ConversionOp
+
+        for op, pos in self.positions.items():
+            if isinstance(op, ConversionOp):
+                line, col = self.source.line_col(pos)
+                op.location = FileLineColLoc(StringAttr(self.source.name), IntAttr(line), IntAttr(col))
+        return module
 
     def parse_operation(self) -> Operation:
         start = self._current_token.span.start
@@ -99,6 +151,22 @@ class LocatedParser(Parser):
             self.raise_error(message, start, start + 1)
         self.positions[op] = start
         return op
+
+    def _consume_token(self, expected_kind=None):  # type: ignore[no-untyped-def, override]
+        token = self._current_token
+        text = token.text
+        if token.kind == MLIRTokenKind.INTEGER_LIT and len(text) > MAX_DECIMAL_DIGITS and text[:2] not in ("0x", "0X"):
+            # Python refuses to convert longer decimal strings (a ValueError deep inside xDSL).
+            self.raise_error(f"integer literal of {len(text)} digits is too long (at most {MAX_DECIMAL_DIGITS})",
+                             token.span)
+        return super()._consume_token(expected_kind)
+
+    def parse_shape_dimension(self, allow_dynamic: bool = True) -> int:
+        start = self._current_token.span
+        dim = super().parse_shape_dimension(allow_dynamic)
+        if dim >= 2**63:  # MLIR dimensions are int64; larger ones overflow every size computation
+            self.raise_error(f"dimension {dim} does not fit in a 64-bit integer", start)
+        return dim
 
     # xDSL builds builtin attributes while parsing and some constructors fail with plain Python
     # exceptions on out-of-range literals (`1.0e300 : f32` and `0x7FC00000 : f16` raise OverflowError,
@@ -138,6 +206,8 @@ _T = TypeVar("_T")
 _INT_TYPE = re.compile(r"[su]?i([0-9]+)")
 MAX_INT_WIDTH = (1 << 24) - 1
 """MLIR's IntegerType::kMaxWidth."""
+MAX_DECIMAL_DIGITS = 4300
+"""Python's default limit on int(str) (sys.get_int_max_str_digits); ~14000 bits, past any i-type sbpc runs."""
 
 _XDSL_DIR = os.path.dirname(xdsl.__file__) + os.sep
 _PROJECT_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
@@ -181,7 +251,18 @@ def parse_error_diagnostic(error: ParseError, source: Source) -> Diagnostic:
 
 
 def _position_of(op: Operation, positions: dict[Operation, int]) -> int | None:
-    """Position of op, or of the nearest located op it came from (parents, then operands)."""
+    """Position of op; for an op a pass made, the located op that uses its result (the op a boxing
+    was made for), else the nearest located op it came from (parents, then operands)."""
+    users: list[Operation] = [op]
+    seen: set[Operation] = set()
+    while users and len(seen) < 64:  # a chain of collectives ends at the op that needed them
+        current_user = users.pop(0)
+        if current_user in positions:
+            return positions[current_user]
+        if current_user in seen:
+            continue
+        seen.add(current_user)
+        users.extend(use.operation for result in current_user.results for use in result.uses)
     current: Operation | None = op
     while current is not None:
         if current in positions:
@@ -199,7 +280,9 @@ def op_diagnostic(op: Operation, message: str, source: Source, positions: dict[O
         message = f"{op.name}: {message}"
     if isinstance(op.location, FileLineColLoc):
         loc = op.location
-        return Diagnostic(loc.filename.data, loc.line.data, loc.column.data, message)
+        line, col = loc.line.data, loc.column.data
+        shown = source.line_text(line) if loc.filename.data == source.name else ""
+        return Diagnostic(loc.filename.data, line, col, message, shown)
     pos = _position_of(op, positions)
     if pos is None:
         return Diagnostic(source.name, source.first_line, 1, message)

@@ -1,12 +1,15 @@
 """`sbp-opt`: the sbpc optimizer driver, with mlir-opt conventions.
 
-    sbp-opt FILE [-p a,b | --a --b="k=v"] [-o OUT] [--split-input-file] [--verify-diagnostics]
-                 [--print-op-generic] [--debug]
+    sbp-opt FILE [-p a,b | --pass-pipeline='builtin.module(a,b)' | --a --b="k=v"] [-o OUT]
+                 [--split-input-file] [--verify-diagnostics] [--print-op-generic] [--debug]
+    sbp-opt --list-passes | --version
 
 Errors are printed as `FILE:LINE:COL: error: MESSAGE` with the source line and a caret, and the
-exit code is 1; a Python traceback appears only with `--debug`. With `--verify-diagnostics` the
-errors go to stdout and the run continues with the next `// -----` chunk; if a chunk holds
-MLIR-style `// expected-error @+N {{...}}` annotations they are checked.
+exit code is 1; a Python traceback appears only with `--debug`. A bad pipeline is reported before the
+input is read. With `--split-input-file` every `// -----` chunk is processed and the exit code is 1
+if any failed. With `--verify-diagnostics` the errors go to stdout, MLIR-style
+`// expected-error @+N {{...}}` annotations are checked, and an error no annotation expects fails
+the run (exit 1), as in mlir-opt.
 """
 
 from __future__ import annotations
@@ -19,17 +22,28 @@ from typing import Any
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.passes import ModulePass, PassPipeline
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
+from sbpc import __version__
 from sbpc.tools.diagnostics import (
+    DecodeError,
     Diagnostic,
     LocatedParser,
     Source,
     check_expectations,
+    decode_source,
     error_diagnostic,
     expectations,
+)
+from sbpc.tools.pipeline import (
+    UsageError,
+    available_passes,
+    checking_callback,
+    list_passes,
+    parse_pipeline_spec,
+    reject_per_rank,
+    verify_program,
 )
 
 
@@ -97,25 +111,36 @@ class _PassFlag(argparse.Action):
         namespace.pass_flags = flags
 
 
-class UsageError(Exception):
-    """A bad command line (unknown pass, unknown pass option): reported as `error: MESSAGE`, exit 1."""
+class _ListPasses(argparse.Action):
+    """`--list-passes`: print every pass with its options and their allowed values, exit 0."""
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        super().__init__(*args, nargs=0, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        sys.stdout.write(list_passes())
+        parser.exit(0)
 
 
 class SbpOptMain(xDSLOptMain):
     """xDSL's opt driver with the sbp dialect, one flag per pass and located diagnostics."""
 
+    version_format = f"sbp-opt (sbpc) {__version__}, built on xdsl {{xdsl_version}}"
+
     def register_all_dialects(self) -> None:
         register_dialects(self.ctx)
 
     def register_all_passes(self) -> None:
-        from sbpc.passes import get_all_passes
-
-        for name, factory in get_all_passes().items():
+        for name, factory in available_passes().items():
             self.register_pass(name, factory)
 
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
         super().register_all_arguments(arg_parser)
         arg_parser.add_argument("--debug", action="store_true", help="show Python tracebacks on errors")
+        arg_parser.add_argument("--list-passes", action=_ListPasses, help="list every pass with its options")
+        arg_parser.add_argument("--pass-pipeline", default=None,
+                                help="pass pipeline in MLIR syntax, e.g. 'builtin.module(infer-sbp{rule=cost})'")
         arg_parser.add_argument(
             "--sbp-report",
             nargs="?",
@@ -134,26 +159,19 @@ class SbpOptMain(xDSLOptMain):
             )
 
     def setup_pipeline(self) -> None:
-        specs = [s for s in (self.args.passes, *(getattr(self.args, "pass_flags", None) or [])) if s]
-        self.args.passes = ",".join(specs)
-
-        def verify_between(previous: ModulePass | None, module: ModuleOp, following: ModulePass | None) -> None:
-            if previous is not None and not self.args.disable_verify:
-                module.verify()
-
-        try:
-            self.pipeline = PassPipeline.parse_spec(self.available_passes, self.args.passes, verify_between)
-        except ValueError as error:  # unknown pass name or pass option: a usage error, not an internal one
-            raise UsageError(str(error)) from None
+        flags = getattr(self.args, "pass_flags", None) or []
+        specs = [s for s in (self.args.passes, self.args.pass_pipeline, *flags) if s]
+        self.pipeline = parse_pipeline_spec(specs, checking_callback(not self.args.disable_verify))
 
     # -- running -----------------------------------------------------------
     def chunks(self) -> list[Source]:
         name = self.args.input_file or "<stdin>"
-        if self.args.input_file is None:
-            text = sys.stdin.read()
+        if self.args.input_file in (None, "-"):
+            data = sys.stdin.buffer.read()
         else:
-            with open(self.args.input_file, encoding="utf-8") as f:
-                text = f.read()
+            with open(self.args.input_file, "rb") as f:
+                data = f.read()
+        text = decode_source(data, name).text
         if not self.args.split_input_file:
             return [Source(text, name)]
         sources: list[Source] = []
@@ -170,8 +188,9 @@ class SbpOptMain(xDSLOptMain):
         try:
             module = parser.parse_module(not self.args.no_implicit_module)
             if not self.args.disable_verify:
-                module.verify()
+                verify_program(module)
             if self.args.sbp_report is not None:
+                reject_per_rank(module, "--sbp-report")
                 self.print_report(module)
             self.pipeline.apply(self.ctx, module)
             return self.output_resulting_program(module), None
@@ -205,27 +224,32 @@ class SbpOptMain(xDSLOptMain):
         except OSError as error:
             print(f"error: cannot read input: {error}", file=sys.stderr)
             return 1
+        except DecodeError as error:
+            print(error.diagnostic.render(), file=sys.stderr)
+            return 1
         outputs: list[str] = []
         status = 0
         for source in sources:
             output, diagnostic = self.process(source)
             if self.args.verify_diagnostics:
-                expected = expectations(source)
                 if diagnostic is not None:
                     outputs.append(diagnostic.render() + "\n")
-                if expected:
-                    for problem in check_expectations(expected, diagnostic, source):
-                        print(problem, file=sys.stderr)
-                        status = 1
+                # Expected errors must appear; an error no annotation expects fails the run.
+                for problem in check_expectations(expectations(source), diagnostic, source):
+                    print(problem, file=sys.stderr)
+                    status = 1
                 if output is not None:
                     outputs.append(output)
                 continue
-            if diagnostic is not None:
+            if diagnostic is not None:  # the next chunks still run (mlir-opt's --split-input-file)
                 print(diagnostic.render(), file=sys.stderr)
-                return 1
+                status = 1
+                continue
             assert output is not None
             outputs.append(output)
         text = "// -----\n".join(outputs)
+        if self.args.output_file is not None and status and not self.args.verify_diagnostics:
+            return status  # as mlir-opt: the output file is kept only when every chunk succeeded
         if self.args.output_file is None:
             sys.stdout.write(text)
         else:

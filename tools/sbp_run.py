@@ -25,6 +25,7 @@ a Python traceback appears only with `--debug`.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import re
 import sys
@@ -37,10 +38,10 @@ from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
-from xdsl.passes import ModulePass, PassPipeline
-from xdsl.utils.arg_spec import parse_pipeline
-from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
+from xdsl.passes import PassPipeline
+from xdsl.utils.exceptions import DiagnosticException, ParseError
 
+from sbpc.dialects.errors import OpError
 from sbpc.dialects.sbp import GlobalTensorType
 from sbpc.runtime import ops_numpy
 from sbpc.runtime.distribute import ReplicaMismatch, assemble, distribute
@@ -56,7 +57,8 @@ from sbpc.runtime.simulator import (
     simulate,
     total_sent,
 )
-from sbpc.tools.diagnostics import Diagnostic, LocatedParser, Source, error_diagnostic
+from sbpc.tools.diagnostics import DecodeError, Diagnostic, LocatedParser, Source, decode_source, error_diagnostic
+from sbpc.tools.pipeline import UsageError, checking_callback, parse_pipeline_spec, verify_program
 from sbpc.tools.sbp_opt import register_dialects
 
 if TYPE_CHECKING:
@@ -86,7 +88,8 @@ def build_arg_parser() -> argparse.ArgumentParser:
     inputs.add_argument("--seed", type=int, default=None, help="seed of the random inputs (default 0)")
     inputs.add_argument("--inputs", default=None, help="comma-separated .npy files, one per argument")
     parser.add_argument(
-        "--pipeline", default=DEFAULT_PIPELINE, help=f"pass pipeline, MLIR syntax (default: {DEFAULT_PIPELINE})"
+        "--pipeline", default=None,
+        help=f"pass pipeline, MLIR syntax (default: {DEFAULT_PIPELINE}; none for a per-rank program)",
     )
     parser.add_argument("--kernels", choices=("numpy", "ascendc-cpu"), default="numpy",
                         help="local kernels: numpy (default) or the emitted Ascend C fmod kernels on the CPU shim")
@@ -137,23 +140,48 @@ class Run:
     # -- 1. parse --------------------------------------------------------------
     def parse(self) -> ModuleOp:
         try:
-            with open(self.args.file, encoding="utf-8") as f:
-                text = f.read()
+            with open(self.args.file, "rb") as f:
+                data = f.read()
         except OSError as error:
             raise Failure(f"error: cannot read {self.args.file}: {error.strerror or error}") from None
-        self.source = Source(text, self.args.file)
+        try:
+            self.source = decode_source(data, self.args.file)
+        except DecodeError as error:
+            raise Failure(error.diagnostic.render()) from None
         parser = LocatedParser(self.ctx, self.source)
         module: ModuleOp | None = None
         try:
             module = parser.parse_module()
             self.positions = parser.positions
-            module.verify()
+            verify_program(module)
         except (ParseError, DiagnosticException) as error:
             self.positions = parser.positions
             raise self.located(error, module) from None
         return module
 
     # -- 2. inputs -------------------------------------------------------------
+    def check_memory(self, fn: func.FuncOp) -> None:
+        """Refuse up front a program whose global tensors alone exceed this machine's memory (numpy would
+        end in MemoryError part way): the reference run holds every one of them."""
+        sized: list[tuple[int, str, Operation | None, int | None]] = []  # bytes, what, op, argument index
+        for i, ty in enumerate(fn.function_type.inputs.data):
+            if isinstance(ty, GlobalTensorType):
+                sized.append((_nbytes(ty), f"argument {i} {ty.describe()}", None, i))
+        for op in fn.body.walk():
+            for r in op.results:
+                if isinstance(r.type, GlobalTensorType):
+                    sized.append((_nbytes(r.type), f"the result of {op.name} {r.type.describe()}", op, None))
+        total = sum(n for n, *_ in sized)
+        available = _physical_memory()
+        if not sized or available is None or total <= available:
+            return
+        largest, what, op, index = max(sized, key=lambda t: t[0])
+        message = (f"@{fn.sym_name.data} needs at least {_size(total)} for its global tensors, more than this "
+                   f"machine's {_size(available)} of memory (largest: {what}, {_size(largest)})")
+        if op is not None:
+            raise self.located(OpError(op, message), None)
+        raise self.at_argument(fn, index or 0, message)
+
     def argument_types(self, module: ModuleOp, fn: func.FuncOp) -> list[tuple[tuple[int, ...], np.dtype]]:
         """Global shape and dtype of each entry argument."""
         found: list[tuple[tuple[int, ...], np.dtype]] = []
@@ -209,34 +237,17 @@ class Run:
         return inputs
 
     # -- 3. compile --------------------------------------------------------------
-    def pipeline(self) -> PassPipeline:
-        from sbpc.passes import get_all_passes
+    def default_spec(self, module: ModuleOp) -> str:
+        """The full pipeline for a global program, none for a per-rank one (spmdize's output runs as it is)."""
+        from sbpc.passes.spmdize import is_per_rank
 
-        available = get_all_passes()
-        spec = self.args.pipeline.strip()
+        per_rank = any(isinstance(op, func.FuncOp) and is_per_rank(op) for op in module.ops)
+        return "" if per_rank else DEFAULT_PIPELINE
+
+    def pipeline(self, spec: str) -> PassPipeline:
         try:
-            names = [p.name for p in parse_pipeline(spec)] if spec else []
-        except ArgSpecParseError as error:
-            raise Failure(f"error: bad --pipeline: {error}") from None
-        registered = ", ".join(sorted(available))
-        default_names = DEFAULT_PIPELINE.split(",")
-        for name in names:
-            if name in available:
-                continue
-            if name in default_names:
-                raise Failure(
-                    f"error: pass '{name}' of the pipeline is not registered yet (registered passes: {registered}); "
-                    f"give --pipeline with registered passes only, e.g. --pipeline \"\" for an already lowered program"
-                )
-            raise Failure(f"error: unknown pass '{name}' in --pipeline (registered passes: {registered})")
-
-        def verify_between(previous: ModulePass | None, module: ModuleOp, following: ModulePass | None) -> None:
-            if previous is not None:
-                module.verify()
-
-        try:
-            return PassPipeline.parse_spec(available, spec, verify_between) if spec else PassPipeline(())
-        except (ValueError, ArgSpecParseError) as error:
+            return parse_pipeline_spec([spec], checking_callback(True))
+        except UsageError as error:
             raise Failure(f"error: bad --pipeline: {error}") from None
 
     def compile(self, module: ModuleOp, pipeline: PassPipeline) -> ModuleOp:
@@ -284,17 +295,20 @@ class Run:
     # -- everything --------------------------------------------------------------
     def run(self) -> int:
         args = self.args
+        given = self.pipeline(args.pipeline) if args.pipeline is not None else None  # usage errors first
         module = self.parse()
         try:
             fn = find_function(module, args.entry)
         except SimulationError as error:
             raise Failure(f"{args.file}: error: {error}") from None
+        self.check_memory(fn)
         kernels = self.kernels()
         types = self.argument_types(module, fn)
         rng = np.random.default_rng(0 if args.seed is None else args.seed)
         inputs = self.load_inputs(fn, types) if args.inputs is not None else self.random_inputs(types, rng)
 
-        compiled = self.compile(module, self.pipeline())
+        pipeline = given if given is not None else self.pipeline(self.default_spec(module))
+        compiled = self.compile(module, pipeline)
         try:
             arg_dists, res_dists = function_signature(compiled, args.entry)
             for i, (dist, (shape, _)) in enumerate(zip(arg_dists, types, strict=True)):
@@ -378,6 +392,26 @@ class Run:
                     np.save(os.path.join(directory, f"result{i}.npy"), value)
         except OSError as error:
             raise Failure(f"error: cannot write outputs to {directory}: {error.strerror or error}") from None
+
+
+def _nbytes(ty: GlobalTensorType) -> int:
+    return math.prod(ty.get_shape()) * ops_numpy.np_dtype(ty.element_type).itemsize
+
+
+def _physical_memory() -> int | None:
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):  # no sysconf on this platform: do not guess
+        return None
+
+
+def _size(nbytes: int) -> str:
+    value, unit = float(nbytes), "B"
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"):
+        if value < 1024 or unit == "EiB":
+            break
+        value /= 1024
+    return f"{value:.1f} {unit}" if unit != "B" else f"{nbytes} B"
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -14,10 +14,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from xdsl.context import Context
-from xdsl.passes import PassPipeline
-from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
+from xdsl.utils.exceptions import DiagnosticException, ParseError
 
-from sbpc.tools.diagnostics import LocatedParser, Source, error_diagnostic
+from sbpc.tools.diagnostics import DecodeError, LocatedParser, decode_source, error_diagnostic
+from sbpc.tools.pipeline import UsageError, checking_callback, parse_pipeline_spec, verify_program
 from sbpc.tools.sbp_opt import register_dialects
 
 DEFAULT_PIPELINE = "infer-sbp,materialize-boxing,lower-boxing,spmdize,lower-to-ascendc{{soc={soc}}}"
@@ -36,12 +36,25 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _arguments(argv)
+    spec = args.pipeline if args.pipeline is not None else DEFAULT_PIPELINE.format(soc=args.soc)
     try:
-        text = Path(args.input_file).read_text(encoding="utf-8")
+        pipeline = parse_pipeline_spec([spec], checking_callback(True))  # before reading the input
+    except UsageError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    output = Path(args.output)
+    if output.exists() and not output.is_dir():
+        print(f"error: -o {args.output}: exists and is not a directory (the kernel projects are written "
+              "into a directory)", file=sys.stderr)
+        return 1
+    try:
+        source = decode_source(Path(args.input_file).read_bytes(), args.input_file)
     except OSError as error:
         print(f"error: cannot read {args.input_file}: {error}", file=sys.stderr)
         return 1
-    source = Source(text, args.input_file)
+    except DecodeError as error:
+        print(error.diagnostic.render(), file=sys.stderr)
+        return 1
     ctx = Context()
     register_dialects(ctx)
     parser = LocatedParser(ctx, source)
@@ -49,25 +62,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         from sbpc.dialects.ascendc import LaunchOp
         from sbpc.lowering.ascendc_printer import emit_project
-        from sbpc.passes import get_all_passes
 
         module = parser.parse_module()
-        module.verify()
+        verify_program(module)
         if not any(isinstance(op, LaunchOp) for op in module.walk()):
-            spec = args.pipeline if args.pipeline is not None else DEFAULT_PIPELINE.format(soc=args.soc)
-
-            def verify(_prev: object, mod: object, _next: object) -> None:
-                mod.verify()  # type: ignore[attr-defined]
-
-            PassPipeline.parse_spec(get_all_passes(), spec, verify).apply(ctx, module)
-        written = emit_project(module, Path(args.output))
+            pipeline.apply(ctx, module)
+        written = emit_project(module, output)
     except (ParseError, DiagnosticException) as error:
         if args.debug:
             traceback.print_exc()
         print(error_diagnostic(error, source, parser.positions, module).render(), file=sys.stderr)
         return 1
-    except ArgSpecParseError as error:
-        print(f"error: {error}", file=sys.stderr)
+    except OSError as error:  # writing the projects: a path part that is a file, no permission, full disk
+        print(f"error: cannot write the kernel projects to {args.output}: {error.strerror or error}"
+              f"{f' ({error.filename})' if error.filename else ''}", file=sys.stderr)
         return 1
     except Exception as error:  # never a traceback without --debug
         if args.debug:

@@ -21,7 +21,7 @@ from xdsl.passes import PassPipeline
 from sbpc.dialects.collectives import Coord, NdSbp, reduce_arrays
 from sbpc.dialects.sbp import BROADCAST, PartialAttr, ReduceKind, nd_sbp, partial, split
 from sbpc.dialects.sharding import local_slices
-from sbpc.passes import get_all_passes
+from sbpc.passes.registry import get_all_passes
 from sbpc.runtime.distribute import assemble, distribute
 from sbpc.runtime.simulator import reorders_float_sums
 from sbpc.tools.sbp_opt import register_dialects

@@ -22,21 +22,19 @@ real `sbp-opt` console script.
 from __future__ import annotations
 
 import contextlib
-import functools
 import io
 import math
 import random
 import re
 import shutil
 import subprocess
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from xdsl.universe import Universe
 
 from sbpc.tools.sbp_opt import main
 
@@ -51,13 +49,7 @@ LOCAL_FORM_EXAMPLES = 200
 # ---------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _cached_plugin_discovery() -> Iterator[None]:
-    """xDSL's driver scans every installed package's entry points on each start (~60% of an in-process
-    run); the result cannot change during this module, so compute it once."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(Universe, "get_multiverse", staticmethod(functools.cache(Universe.get_multiverse)))
-        yield
+pytestmark = pytest.mark.usefixtures("cached_plugin_discovery")
 
 
 @dataclass

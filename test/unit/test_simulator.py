@@ -428,7 +428,7 @@ def test_wrong_local_shapes_are_located_errors() -> None:
 
 
 def test_spmd_form_runs_like_the_global_form() -> None:
-    from sbpc.passes import get_all_passes
+    from sbpc.passes.registry import get_all_passes
 
     available = get_all_passes()
     if "spmdize" not in available:

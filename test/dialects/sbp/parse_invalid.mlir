@@ -1,4 +1,4 @@
-// RUN: sbp-opt %s --split-input-file --verify-diagnostics | filecheck %s
+// RUN: not sbp-opt %s --split-input-file --verify-diagnostics | filecheck %s
 
 // Malformed SBP entries, ND-SBPs and signatures (SPEC §2.2, §2.5). Parse errors point at the
 // offending token.

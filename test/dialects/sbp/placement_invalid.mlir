@@ -1,4 +1,4 @@
-// RUN: sbp-opt %s --split-input-file --verify-diagnostics | filecheck %s
+// RUN: not sbp-opt %s --split-input-file --verify-diagnostics | filecheck %s
 
 // Invalid sbp.placement ops (SPEC §2.1): the ranks must be a rectangular nested list of
 // distinct non-negative integers.

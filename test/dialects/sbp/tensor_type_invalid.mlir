@@ -1,4 +1,4 @@
-// RUN: sbp-opt %s --split-input-file --verify-diagnostics | filecheck %s
+// RUN: not sbp-opt %s --split-input-file --verify-diagnostics | filecheck %s
 
 // Invalid !sbp.tensor types (SPEC §2.3): ND-SBP length = hierarchy rank, split axis < rank,
 // no split of a 0-d tensor, the placement exists, supported element types, static shapes.
@@ -72,7 +72,7 @@ func.func @unknown_result_placement(%a: !sbp.tensor<4x8xf32, @p, [B]>) {
 
 // A placement symbol must name an sbp.placement, not another symbol.
 func.func @not_a_placement(%a: !sbp.tensor<4xf32, @not_a_placement, [B]>) {
-  // CHECK: :[[# @LINE + 1]]:3: error: sbp.exp(f32[4][B] @not_a_placement): operand 0 refers to unknown placement @not_a_placement{{$}}
+  // CHECK: :[[# @LINE + 1]]:3: error: sbp.exp(f32[4][B] @not_a_placement): operand 0 refers to @not_a_placement, which is a func.func, not an sbp.placement{{$}}
   %0 = sbp.exp %a : !sbp.tensor<4xf32, @not_a_placement, [B]> -> !sbp.tensor<4xf32, @not_a_placement>
   func.return
 }

@@ -9,10 +9,12 @@
 // Rank 0 (501 x 500 f16 = 250500): blockLength = align16(ceil(250500 / 40)) = 6272,
 // blockDim = ceil(250500 / 6272) = 40, lastBlockLength = 250500 - 39 * 6272 = 5892.
 
+// A SoC outside lower-to-ascendc's typed `soc` option is a usage error, before the input is read.
+// UNKNOWN: {{^}}error: pass 'lower-to-ascendc': soc=ascend310p is not allowed (allowed: ascend910b, ascend910b1, ascend910b2, ascend910b3, ascend910b4, ascend910_93){{$}}
+
 sbp.placement @q "npu" [[0, 1], [2, 3]]
 
 func.func @main(%x: !sbp.tensor<1001x999xf16, @q, [S(0), S(1)]>) -> !sbp.tensor<1001x999xf16, @q> {
-  // UNKNOWN: soc.mlir:[[# @LINE + 1]]:3: error: sbp.fmod_scalar({{.*}}): unknown soc 'ascend310p'; known: ascend910b, ascend910b1, ascend910b2, ascend910b3, ascend910b4, ascend910_93
   %0 = sbp.fmod_scalar %x, 2.5 : f16 : !sbp.tensor<1001x999xf16, @q, [S(0), S(1)]> -> !sbp.tensor<1001x999xf16, @q>
   func.return %0 : !sbp.tensor<1001x999xf16, @q>
 }

@@ -3,7 +3,7 @@
 
 // Every error of --infer-sbp, located at the offending op, naming it and its operands.
 
-// RULE: seed.mlir:1:1: error: builtin.module: infer-sbp: unknown rule 'fastest' (expected oneflow or cost)
+// RULE: {{^}}error: pass 'infer-sbp': rule=fastest is not allowed (allowed: oneflow, cost){{$}}
 
 // Inputs on different placements (OneFlow: CheckInputParallelDescIdentical). The op verifier
 // already rejects them before the pass runs.

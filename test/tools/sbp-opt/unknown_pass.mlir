@@ -8,12 +8,12 @@
 
 sbp.placement @p "cpu" [0, 1]
 
-// CHECK: {{^}}error: Unrecognized passes: ['no-such-pass']{{$}}
+// CHECK: {{^}}error: unknown pass 'no-such-pass' (registered passes: infer-sbp, materialize-boxing, lower-boxing, spmdize, lower-to-ascendc){{$}}
 // CHECK-NOT: internal error
 // CHECK-NOT: Traceback
 
 // CODE: exit code 1{{$}}
 
-// TWO: {{^}}error: Unrecognized passes: ['no-such-pass', 'other-pass']{{$}}
+// TWO: {{^}}error: unknown pass 'no-such-pass' (registered passes: {{.*}}){{$}}
 
 // FLAG: sbp-opt: error: unrecognized arguments: --no-such-pass{{$}}

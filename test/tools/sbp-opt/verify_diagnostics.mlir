@@ -1,10 +1,11 @@
-// RUN: sbp-opt %s --split-input-file --verify-diagnostics | filecheck %s
-// RUN: sbp-opt %s --split-input-file --verify-diagnostics 2>&1 >/dev/null | filecheck %s --check-prefix=STDERR --allow-empty
+// RUN: not sbp-opt %s --split-input-file --verify-diagnostics | filecheck %s
+// RUN: not sbp-opt %s --split-input-file --verify-diagnostics 2>&1 >/dev/null | filecheck %s --check-prefix=STDERR
 // RUN: sh -c 'sbp-opt "$0" --split-input-file --verify-diagnostics >/dev/null 2>&1; echo "exit code $?"' %s | filecheck %s --check-prefix=CODE
 
 // With --verify-diagnostics and no annotations, every chunk is processed: diagnostics of failing
-// chunks are printed to stdout in order, valid chunks are printed as modules, and the exit
-// code is 0.
+// chunks are printed to stdout in order, valid chunks are printed as modules. No annotation
+// expects the errors, so each is also reported on stderr as unexpected and the exit code is 1
+// (mlir-opt's rule: an unexpected diagnostic fails the run).
 
 // CHECK: verify_diagnostics.mlir:[[# @LINE + 1]]:24: error: placement ranks must form a rectangular nested list{{$}}
 sbp.placement @p "cpu" [[0, 1], [2]]
@@ -33,6 +34,8 @@ func.func @f(%a: !sbp.tensor<4xf32, @p, [P]>) {
 // CHECK-NEXT: {{^}}  ^{{$}}
 // CHECK-NOT: {{.}}
 
-// STDERR-NOT: {{.}}
+// STDERR:      {{^}}unexpected error: {{.*}}verify_diagnostics.mlir:11:24: error: placement ranks must form a rectangular nested list{{$}}
+// STDERR:      {{^}}unexpected error: {{.*}}verify_diagnostics.mlir:30:3: error: sbp.to_partial
+// STDERR-NOT:  unexpected error
 
-// CODE: exit code 0{{$}}
+// CODE: exit code 1{{$}}

@@ -14,7 +14,7 @@ func.func @main(%x: !sbp.tensor<4xf32, @p, [S(0)]>) -> !sbp.tensor<4xf32, @p> {
   func.return %0 : !sbp.tensor<4xf32, @p>
 }
 
-// PASS: {{^}}error: unknown pass 'no-such-pass' in --pipeline (registered passes: {{.*}}infer-sbp{{.*}}){{$}}
+// PASS: {{^}}error: bad --pipeline: unknown pass 'no-such-pass' (registered passes: {{.*}}infer-sbp{{.*}}){{$}}
 // OPTION: {{^}}error: bad --pipeline: {{.*}}bogus
 // ENTRY: usage_errors.mlir: error: no function @nope in the module (functions: @main){{$}}
 // FILE: {{^}}error: cannot read {{.*}}usage_errors.mlir.missing: No such file or directory{{$}}
