@@ -1,4 +1,4 @@
-"""Operations of the `sbp` dialect (SPEC §2.1, §2.4) and the `SBP` dialect object.
+"""Compute and conversion ops of the `sbp` dialect (SPEC §2.4); the dialect object is `sbp_dialect.SBP`.
 
 Every op takes and returns `!sbp.tensor` values. Verifiers name the op with DTensor-style
 operand descriptions, e.g. `sbp.add(f32[4,4][S(0)] @p, f32[4,4][S(1)] @q): ...`, so that a user
@@ -18,12 +18,11 @@ from xdsl.dialects.builtin import (
     FloatAttr,
     IntegerAttr,
     IntegerType,
-    SymbolRefAttr,
     TensorType,
     UnitAttr,
     i64,
 )
-from xdsl.ir import Attribute, Dialect, Operation
+from xdsl.ir import Attribute, Operation
 from xdsl.irdl import (
     IRDLOperation,
     ParsePropInAttrDict,
@@ -38,17 +37,10 @@ from xdsl.irdl import (
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
-from sbpc.dialects.collectives import COLLECTIVES, Invalid, axis_kind, check_step
-from sbpc.dialects.layout import LayoutAttr
-from sbpc.dialects.placement import PlacementOp, check_placed_type, lookup_placement, lookup_placement_named
+from sbpc.dialects.placement import PlacementOp, check_placed_type
 from sbpc.dialects.sbp import (
-    BroadcastAttr,
     GlobalTensorType,
-    NdSbpAttr,
-    PartialAttr,
     ReduceKind,
-    SignatureAttr,
-    SplitAttr,
 )
 from sbpc.dialects.sharding import broadcast_shapes
 from sbpc.dialects.signatures import (
@@ -135,7 +127,8 @@ class SbpOp(IRDLOperation, abc.ABC):
             raise self.fail(f"result element type {result.element_type} should be {element_type}")
 
 
-def _tensor(v: object) -> GlobalTensorType:
+def as_tensor_type(v: object) -> GlobalTensorType:
+    """A global operand's type (`verify_` has checked it is one before the semantic checks run)."""
     assert isinstance(v, GlobalTensorType)
     return v
 
@@ -158,7 +151,7 @@ class BinaryOp(SbpOp, abc.ABC):
         super().__init__(operands=[lhs, rhs], result_types=[result_type])
 
     def verify_semantics(self) -> None:
-        a, b = _tensor(self.lhs.type), _tensor(self.rhs.type)
+        a, b = as_tensor_type(self.lhs.type), as_tensor_type(self.rhs.type)
         if a.element_type != b.element_type:
             raise self.fail(f"operand element types {a.element_type} and {b.element_type} differ")
         shape = broadcast_shapes(a.get_shape(), b.get_shape())
@@ -227,7 +220,7 @@ class FmodOp(SbpOp):
     assembly_format = "$self_ `,` $other attr-dict `:` type($self_) `,` type($other) `->` type($result)"
 
     def verify_semantics(self) -> None:
-        a, b = _tensor(self.self_.type), _tensor(self.other.type)
+        a, b = as_tensor_type(self.self_.type), as_tensor_type(self.other.type)
         if a.element_type != b.element_type:
             raise self.fail(f"operand element types {a.element_type} and {b.element_type} differ")
         if broadcast_shapes(a.get_shape(), b.get_shape()) != a.get_shape():
@@ -249,7 +242,7 @@ class UnaryOp(SbpOp, abc.ABC):
     assembly_format = "$x attr-dict `:` type($x) `->` type($result)"
 
     def verify_semantics(self) -> None:
-        t = _tensor(self.x.type)
+        t = as_tensor_type(self.x.type)
         self.expect_result(t.get_shape(), t.element_type)
 
 
@@ -265,7 +258,7 @@ class FmodScalarOp(SbpOp):
     assembly_format = "$self_ `,` $other attr-dict `:` type($self_) `->` type($result)"
 
     def verify_semantics(self) -> None:
-        t = _tensor(self.self_.type)
+        t = as_tensor_type(self.self_.type)
         self.expect_result(t.get_shape(), t.element_type)
 
 
@@ -281,7 +274,7 @@ class AddScalarOp(SbpOp):
     assembly_format = "$x `,` $scalar attr-dict `:` type($x) `->` type($result)"
 
     def verify_semantics(self) -> None:
-        t = _tensor(self.x.type)
+        t = as_tensor_type(self.x.type)
         self.expect_result(t.get_shape(), t.element_type)
 
 
@@ -297,7 +290,7 @@ class MulScalarOp(SbpOp):
     assembly_format = "$x `,` $scalar attr-dict `:` type($x) `->` type($result)"
 
     def verify_semantics(self) -> None:
-        t = _tensor(self.x.type)
+        t = as_tensor_type(self.x.type)
         self.expect_result(t.get_shape(), t.element_type)
 
 
@@ -336,7 +329,7 @@ class CastOp(SbpOp):
     assembly_format = "$x attr-dict `:` type($x) `->` type($result)"
 
     def verify_semantics(self) -> None:
-        self.expect_result(_tensor(self.x.type).get_shape())
+        self.expect_result(as_tensor_type(self.x.type).get_shape())
 
 
 # ---------------------------------------------------------------------------
@@ -359,7 +352,7 @@ class MatmulOp(SbpOp):
     assembly_format = "$a `,` $b attr-dict `:` type($a) `,` type($b) `->` type($result)"
 
     def verify_semantics(self) -> None:
-        a, b = _tensor(self.a.type), _tensor(self.b.type)
+        a, b = as_tensor_type(self.a.type), as_tensor_type(self.b.type)
         if a.rank < 2 or b.rank < 2:
             raise self.fail(f"matmul operands need rank >= 2, got ranks {a.rank} and {b.rank}")
         if a.element_type != b.element_type:
@@ -390,7 +383,7 @@ class ReduceOp(SbpOp, abc.ABC):
         return tuple(self.axes.get_values())  # type: ignore[return-value]
 
     def verify_semantics(self) -> None:
-        t = _tensor(self.x.type)
+        t = as_tensor_type(self.x.type)
         axes = self.get_axes()
         for a in axes:
             if not 0 <= a < t.rank:
@@ -444,7 +437,7 @@ class TransposeOp(SbpOp):
         return tuple(self.perm.get_values())  # type: ignore[return-value]
 
     def verify_semantics(self) -> None:
-        t = _tensor(self.x.type)
+        t = as_tensor_type(self.x.type)
         perm = self.get_perm()
         if sorted(perm) != list(range(t.rank)):
             raise self.fail(f"perm {list(perm)} is not a permutation of 0..{t.rank - 1}")
@@ -466,7 +459,7 @@ class ReshapeOp(SbpOp):
     assembly_format = "$x attr-dict `:` type($x) `->` type($result)"
 
     def verify_semantics(self) -> None:
-        t, r = _tensor(self.x.type), _tensor(self.result.type)
+        t, r = as_tensor_type(self.x.type), as_tensor_type(self.result.type)
         if t.element_count() != r.element_count():
             raise self.fail(
                 f"reshape changes the element count: {list(t.get_shape())} ({t.element_count()}) "
@@ -484,7 +477,7 @@ class ConversionOp(SbpOp, abc.ABC):
     assembly_format = "$x attr-dict `:` type($x) `->` type($result)"
 
     def verify_semantics(self) -> None:
-        t = _tensor(self.x.type)
+        t = as_tensor_type(self.x.type)
         self.expect_result(t.get_shape(), t.element_type)
 
     def verify_local(self) -> None:
@@ -503,170 +496,3 @@ class BoxingOp(ConversionOp):
     """A data-distribution change inserted by `--materialize-boxing`."""
 
     name = "sbp.boxing"
-
-
-# ---------------------------------------------------------------------------
-# Collective communication (single-step, produced by --lower-boxing)
-# ---------------------------------------------------------------------------
-
-
-class CollectiveOp(ConversionOp, abc.ABC):
-    """Changes the SBP on the mesh axes `mesh_axes` only; the transition is read from the types and
-    must be the step `dialects.collectives` defines for this op's `KIND` on the placement's mesh."""
-
-    irdl_options = (ParsePropInAttrDict(),)
-    mesh_axes = prop_def(DenseArrayBase.constr(i64))
-    # After `spmdize` the types are per-rank tensors, so the step is spelled out:
-    placement = opt_prop_def(SymbolRefAttr)
-    src_sbp = opt_prop_def(NdSbpAttr)
-    dst_sbp = opt_prop_def(NdSbpAttr)
-    global_shape = opt_prop_def(DenseArrayBase.constr(i64))
-    KIND: ClassVar[str]
-    """The `dialects.collectives.COLLECTIVES` entry this op performs."""
-
-    def get_mesh_axes(self) -> tuple[int, ...]:
-        return tuple(self.mesh_axes.get_values())  # type: ignore[return-value]
-
-    def verify_semantics(self) -> None:
-        super().verify_semantics()
-        src_t, dst_t = _tensor(self.x.type), _tensor(self.result.type)
-        src, dst = src_t.nd_sbp, dst_t.nd_sbp
-        if src is None or dst is None:
-            raise self.fail("collective operand and result types must carry an ND-SBP")
-        placement = lookup_placement(self, src_t)
-        assert placement is not None  # SbpOp.verify_ checked it
-        self.verify_transition(src, dst, placement.get_hierarchy())
-
-    def verify_local(self) -> None:
-        if self.src_sbp is None or self.dst_sbp is None or self.placement is None or self.global_shape is None:
-            raise VerifyException(
-                f"{self.name} on per-rank tensors needs the properties placement, src_sbp, dst_sbp and global_shape"
-            )
-        if len(self.src_sbp) != len(self.dst_sbp):  # verify_transition indexes both per mesh axis
-            raise VerifyException(
-                f"{self.name}: src_sbp {self.src_sbp.short_str()} and dst_sbp {self.dst_sbp.short_str()} "
-                "have different lengths"
-            )
-        placement = lookup_placement_named(self, self.placement.root_reference.data)
-        if placement is None:
-            raise VerifyException(f"{self.name}: unknown placement {self.placement}")
-        hierarchy = placement.get_hierarchy()
-        if len(hierarchy) != len(self.src_sbp):
-            raise VerifyException(
-                f"{self.name}: src_sbp {self.src_sbp.short_str()} has length {len(self.src_sbp)}, but placement "
-                f"{self.placement} has hierarchy {list(hierarchy)} of rank {len(hierarchy)}"
-            )
-        self.verify_transition(self.src_sbp, self.dst_sbp, hierarchy)
-
-    def verify_transition(self, src: NdSbpAttr, dst: NdSbpAttr, hierarchy: Sequence[int]) -> None:
-        axes = self.get_mesh_axes()
-        found = check_step(tuple(src), tuple(dst), axes, hierarchy)
-        if found == self.KIND:
-            return
-        change = f"{src.short_str()} -> {dst.short_str()}"
-        if isinstance(found, Invalid) and found.stage == "mesh_axes":
-            raise self.fail(found.reason)
-        if isinstance(found, Invalid) and found.stage == "unlisted":
-            raise self.fail(f"{change} {found.reason}")
-        # A listed axis that is not this op's transition is the likeliest mistake: name it first.
-        for d in axes:
-            if axis_kind(src[d], dst[d]) != self.KIND:
-                raise self.fail(
-                    f"{change} on mesh axis {d} is {src[d].short_str()} -> {dst[d].short_str()}, "
-                    f"not the {COLLECTIVES[self.KIND].transition} of {self.name}"
-                )
-        assert isinstance(found, Invalid)
-        raise self.fail(f"{change} on mesh axes {list(axes)} of the mesh {list(hierarchy)} {found.reason}")
-
-
-@irdl_op_definition
-class AllGatherOp(CollectiveOp):
-    """S(i) -> B (all-gather)."""
-
-    name = "sbp.all_gather"
-    KIND: ClassVar[str] = "all_gather"
-
-
-@irdl_op_definition
-class AllReduceOp(CollectiveOp):
-    """P(k) -> B (all-reduce with k)."""
-
-    name = "sbp.all_reduce"
-    KIND: ClassVar[str] = "all_reduce"
-
-
-@irdl_op_definition
-class ReduceScatterOp(CollectiveOp):
-    """P(k) -> S(i) (reduce-scatter)."""
-
-    name = "sbp.reduce_scatter"
-    KIND: ClassVar[str] = "reduce_scatter"
-
-
-@irdl_op_definition
-class AllToAllOp(CollectiveOp):
-    """S(i) -> S(j), i != j (all-to-all)."""
-
-    name = "sbp.all_to_all"
-    KIND: ClassVar[str] = "all_to_all"
-
-
-@irdl_op_definition
-class AllSliceOp(CollectiveOp):
-    """B -> S(i): a local slice, no communication."""
-
-    name = "sbp.all_slice"
-    KIND: ClassVar[str] = "all_slice"
-
-
-@irdl_op_definition
-class ToPartialOp(CollectiveOp):
-    """B -> P(k) or S(i) -> P(k): local (one rank keeps / zero fill; identity for max/min from B)."""
-
-    name = "sbp.to_partial"
-    KIND: ClassVar[str] = "to_partial"
-
-
-COLLECTIVE_OPS: dict[str, type[CollectiveOp]] = {
-    op.KIND: op for op in (AllGatherOp, AllReduceOp, ReduceScatterOp, AllToAllOp, AllSliceOp, ToPartialOp)
-}
-"""The op performing each `COLLECTIVES` kind."""
-
-
-SBP_OPS: list[type[Operation]] = [
-    PlacementOp,
-    AddOp,
-    SubOp,
-    MulOp,
-    DivOp,
-    MaximumOp,
-    MinimumOp,
-    FmodOp,
-    FmodScalarOp,
-    AddScalarOp,
-    MulScalarOp,
-    ReluOp,
-    NegOp,
-    ExpOp,
-    CastOp,
-    MatmulOp,
-    ReduceSumOp,
-    ReduceMaxOp,
-    ReduceMinOp,
-    TransposeOp,
-    ReshapeOp,
-    ToGlobalOp,
-    BoxingOp,
-    AllGatherOp,
-    AllReduceOp,
-    ReduceScatterOp,
-    AllToAllOp,
-    AllSliceOp,
-    ToPartialOp,
-]
-
-SBP = Dialect(
-    "sbp",
-    SBP_OPS,
-    [SplitAttr, BroadcastAttr, PartialAttr, NdSbpAttr, GlobalTensorType, SignatureAttr, LayoutAttr],
-)

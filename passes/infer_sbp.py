@@ -43,9 +43,10 @@ from xdsl.dialects.builtin import DenseArrayBase, FloatAttr, IntegerAttr, Intege
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 
+from sbpc.dialects.collective_ops import CollectiveOp
 from sbpc.dialects.errors import OpError
 from sbpc.dialects.sbp import GlobalTensorType, NdSbpAttr, SignatureAttr
-from sbpc.dialects.sbp_ops import BoxingOp, CollectiveOp, ToGlobalOp, describe_op
+from sbpc.dialects.sbp_ops import BoxingOp, ToGlobalOp, describe_op
 from sbpc.dialects.signatures import NdSig, SbpRule, swap_with_last_filter
 from sbpc.passes.cost_model import DEFAULT_MODEL, CommModel
 from sbpc.passes.sbp_candidates import contains, format_nd_sig, nd_product

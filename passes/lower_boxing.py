@@ -26,11 +26,12 @@ from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, i64
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
+from sbpc.dialects.collective_ops import COLLECTIVE_OPS
 from sbpc.dialects.collectives import axis_kind, step_kind
 from sbpc.dialects.errors import OpError
 from sbpc.dialects.placement import lookup_placement
 from sbpc.dialects.sbp import BROADCAST, BroadcastAttr, GlobalTensorType, PartialAttr, SbpAttr, SplitAttr, nd_sbp, split
-from sbpc.dialects.sbp_ops import COLLECTIVE_OPS, BoxingOp, describe_op
+from sbpc.dialects.sbp_ops import BoxingOp, describe_op
 from sbpc.passes.cost_model import NdSbp, Plan, make_step, plan_transition
 from sbpc.passes.sbp_candidates import element_bytes
 

@@ -19,9 +19,10 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
+from sbpc.dialects.collective_ops import CollectiveOp
 from sbpc.dialects.errors import OpError
 from sbpc.dialects.sbp import GlobalTensorType, NdSbpAttr, SignatureAttr
-from sbpc.dialects.sbp_ops import BoxingOp, CollectiveOp, ToGlobalOp, describe_op
+from sbpc.dialects.sbp_ops import BoxingOp, ToGlobalOp, describe_op
 
 
 class _Boxer:

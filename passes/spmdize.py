@@ -34,17 +34,12 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
+from sbpc.dialects.collective_ops import CollectiveOp
 from sbpc.dialects.collectives import mesh_coords
 from sbpc.dialects.errors import OpError
 from sbpc.dialects.placement import PlacementOp, lookup_placement
 from sbpc.dialects.sbp import GlobalTensorType
-from sbpc.dialects.sbp_ops import (
-    BoxingOp,
-    CollectiveOp,
-    ReshapeOp,
-    ToGlobalOp,
-    describe_op,
-)
+from sbpc.dialects.sbp_ops import BoxingOp, ReshapeOp, ToGlobalOp, describe_op
 from sbpc.dialects.sharding import local_shape
 
 DYNAMIC = DYNAMIC_INDEX

@@ -45,6 +45,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.traits import SymbolTable
 
 from sbpc.dialects import dtypes
+from sbpc.dialects.collective_ops import CollectiveOp
 from sbpc.dialects.collectives import (
     Coord,
     InvalidStep,
@@ -57,16 +58,7 @@ from sbpc.dialects.collectives import (
 from sbpc.dialects.errors import OpError
 from sbpc.dialects.placement import lookup_placement_named
 from sbpc.dialects.sbp import GlobalTensorType, NdSbpAttr, PartialAttr, ReduceKind, SignatureAttr, nd_sbp
-from sbpc.dialects.sbp_ops import (
-    BoxingOp,
-    CollectiveOp,
-    ConversionOp,
-    MatmulOp,
-    ReduceSumOp,
-    ReshapeOp,
-    ToGlobalOp,
-    describe_op,
-)
+from sbpc.dialects.sbp_ops import BoxingOp, ConversionOp, MatmulOp, ReduceSumOp, ReshapeOp, ToGlobalOp, describe_op
 from sbpc.dialects.sharding import local_shape
 from sbpc.runtime import ops_numpy
 from sbpc.runtime.ops_numpy import Kernel, dtype_name, is_integer, np_dtype

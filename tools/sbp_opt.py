@@ -51,7 +51,7 @@ def register_dialects(ctx: Context) -> None:
     """Lazily register the dialects sbpc programs use."""
 
     def sbp():
-        from sbpc.dialects.sbp_ops import SBP
+        from sbpc.dialects.sbp_dialect import SBP
 
         return SBP
 

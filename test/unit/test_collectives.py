@@ -19,6 +19,7 @@ from xdsl.parser import Parser
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.test_value import create_ssa_value
 
+from sbpc.dialects.collective_ops import COLLECTIVE_OPS, CollectiveOp
 from sbpc.dialects.collectives import (
     COLLECTIVES,
     InvalidStep,
@@ -28,7 +29,6 @@ from sbpc.dialects.collectives import (
     step_kind,
 )
 from sbpc.dialects.sbp import BROADCAST, GlobalTensorType, ReduceKind, nd_sbp, partial, split
-from sbpc.dialects.sbp_ops import COLLECTIVE_OPS, CollectiveOp
 from sbpc.passes.cost_model import make_step
 from sbpc.passes.step_pricing import axis_subsets
 from sbpc.runtime.distribute import assemble, distribute

@@ -1,0 +1,60 @@
+"""The `sbp` dialect object: every op and attribute of the dialect, registered together.
+
+The ops live by family: `placement.py` (the mesh), `sbp_ops.py` (compute and conversion ops),
+`collective_ops.py` (the collectives `--lower-boxing` emits); the attributes and types in `sbp.py`
+and `layout.py`.
+"""
+
+from __future__ import annotations
+
+from xdsl.ir import Dialect, Operation
+
+from sbpc.dialects import collective_ops, sbp_ops
+from sbpc.dialects.layout import LayoutAttr
+from sbpc.dialects.placement import PlacementOp
+from sbpc.dialects.sbp import (
+    BroadcastAttr,
+    GlobalTensorType,
+    NdSbpAttr,
+    PartialAttr,
+    SignatureAttr,
+    SplitAttr,
+)
+
+SBP_OPS: list[type[Operation]] = [
+    PlacementOp,
+    sbp_ops.AddOp,
+    sbp_ops.SubOp,
+    sbp_ops.MulOp,
+    sbp_ops.DivOp,
+    sbp_ops.MaximumOp,
+    sbp_ops.MinimumOp,
+    sbp_ops.FmodOp,
+    sbp_ops.FmodScalarOp,
+    sbp_ops.AddScalarOp,
+    sbp_ops.MulScalarOp,
+    sbp_ops.ReluOp,
+    sbp_ops.NegOp,
+    sbp_ops.ExpOp,
+    sbp_ops.CastOp,
+    sbp_ops.MatmulOp,
+    sbp_ops.ReduceSumOp,
+    sbp_ops.ReduceMaxOp,
+    sbp_ops.ReduceMinOp,
+    sbp_ops.TransposeOp,
+    sbp_ops.ReshapeOp,
+    sbp_ops.ToGlobalOp,
+    sbp_ops.BoxingOp,
+    collective_ops.AllGatherOp,
+    collective_ops.AllReduceOp,
+    collective_ops.ReduceScatterOp,
+    collective_ops.AllToAllOp,
+    collective_ops.AllSliceOp,
+    collective_ops.ToPartialOp,
+]
+
+SBP = Dialect(
+    "sbp",
+    SBP_OPS,
+    [SplitAttr, BroadcastAttr, PartialAttr, NdSbpAttr, GlobalTensorType, SignatureAttr, LayoutAttr],
+)
