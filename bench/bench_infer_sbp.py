@@ -257,7 +257,7 @@ NOTES = """
 * Instructions executed by one cold run (valgrind callgrind, which does not depend on the load
   of the machine): 1824 M at the start of 2026-11-30's session, 1339 M at its end (0.73×).
 * OneFlow's eager ND cost is kept as a price function of the byte size per (ND-SBP pair, mesh)
-  (`cost_model.eager_nd_pricer`), shared by every input size; the shape is part of the key only
+  (`oneflow_costs.eager_nd_pricer`), shared by every input size; the shape is part of the key only
   where `dim_reduce` may merge split mesh axes (`eager_reads_shape`).
 * rule=oneflow never reads the α-β time of a candidate (only `--sbp-report` does), so it is
   computed on first read: the boxing planner is not run by the pass.

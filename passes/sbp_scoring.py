@@ -29,17 +29,14 @@ from sbpc.dialects.sbp import GlobalTensorType, NdSbpAttr, PartialAttr, Signatur
 from sbpc.dialects.sbp_ops import describe_op, lookup_placement_named
 from sbpc.dialects.sharding import fits_shape
 from sbpc.dialects.signatures import NdSig, SbpRule, Sig
-from sbpc.passes.cost_model import (
+from sbpc.passes.cost_model import CommModel, local_elements, step_time, transition_time
+from sbpc.passes.oneflow_costs import (
     FLT_MAX,
     VALID_MAX_COPY_COST,
-    CommModel,
     Pricer,
     eager_nd_pricer,
     eager_reads_shape,
     ibn_copy_cost_1d,
-    local_elements,
-    step_time,
-    transition_time,
 )
 from sbpc.passes.sbp_candidates import axis_lists, byte_size, element_bytes
 
