@@ -184,18 +184,17 @@ def _nested_text(ranks: Sequence[int], hierarchy: Sequence[int]) -> str:
 
 
 def lookup_placement(op: Operation, ty: GlobalTensorType) -> PlacementOp | None:
-    """The `sbp.placement` a tensor type refers to, seen from `op` (top-level ops are few)."""
-    return lookup_placement_named(op, ty.placement_name)
+    """The `sbp.placement` a tensor type refers to, seen from `op` (top-level ops are few). The
+    type's own symbol reference is passed on: the lookup would otherwise build one per call."""
+    return lookup_placement_named(op, ty.placement)
 
 
-def lookup_placement_named(op: Operation, name: str) -> PlacementOp | None:
+def lookup_placement_named(op: Operation, name: str | SymbolRefAttr) -> PlacementOp | None:
     """The `sbp.placement` named `name`, seen from `op`."""
-    anchor: Operation | None = op
-    while anchor is not None and not anchor.has_trait(SymbolTable):
-        anchor = anchor.parent_op()
-    if anchor is None:
+    try:
+        found = SymbolTable.lookup_symbol(op, name)
+    except ValueError:  # no symbol table above `op`
         return None
-    found = SymbolTable.lookup_symbol(anchor, name)
     return found if isinstance(found, PlacementOp) else None
 
 
@@ -212,22 +211,28 @@ def describe_op(op: Operation) -> str:
     return f"{op.name}({args})"
 
 
-def verify_global_type(op: Operation, ty: GlobalTensorType, what: str) -> PlacementOp:
-    """Checks of a tensor type that need its placement: existence, ND-SBP length, layout extents."""
-    if (problem := ty.problem()) is not None:
-        raise VerifyException(f"{describe_op(op)}: {what}: {problem}")
-    placement = lookup_placement(op, ty)
+def verify_global_type(
+    op: Operation, ty: GlobalTensorType, what: str, placement: PlacementOp | None = None,
+    hierarchy: tuple[int, ...] | None = None,
+) -> PlacementOp:
+    """Checks of a tensor type that need its placement: existence, ND-SBP length, layout extents.
+    A caller checking several types may pass the placement and its hierarchy, looked up once.
+    The placement-independent checks (`GlobalTensorType.problem`) are not repeated here: xDSL
+    verifies every attribute when it is built, parsed or not, and attributes are immutable."""
     if placement is None:
-        raise VerifyException(f"{describe_op(op)}: {what} refers to unknown placement @{ty.placement_name}")
-    hierarchy = placement.get_hierarchy()
+        placement = lookup_placement(op, ty)
+        if placement is None:
+            raise VerifyException(f"{describe_op(op)}: {what} refers to unknown placement @{ty.placement_name}")
+    if hierarchy is None:
+        hierarchy = placement.get_hierarchy()
     sbp = ty.nd_sbp
     if sbp is not None and len(sbp) != len(hierarchy):
         raise VerifyException(
             f"{describe_op(op)}: {what} has ND-SBP {sbp.short_str()} of length {len(sbp)}, "
             f"but placement @{ty.placement_name} has hierarchy {list(hierarchy)} of rank {len(hierarchy)}"
         )
-    layout = ty.local_layout
-    if layout is not None and sbp is not None:
+    layout = ty.layout
+    if type(layout) is LayoutAttr and sbp is not None:
         expected = max_local_shape(ty.get_shape(), sbp, hierarchy)
         if tuple(layout.layout.mode_sizes()) != expected:
             raise VerifyException(
@@ -241,29 +246,46 @@ class SbpOp(IRDLOperation, abc.ABC):
     """Base of the ops on global tensors: common type/placement checks, then `verify_semantics`."""
 
     def verify_(self) -> None:
-        types = [v.type for v in (*self.operands, *self.results)]
-        if any(isinstance(t, TensorType) for t in types):
-            if not all(isinstance(t, TensorType) for t in types):
-                raise VerifyException(f"{self.name}: cannot mix per-rank tensor<...> and global !sbp.tensor types")
-            self.verify_local()
-            return
-        placements: set[str] = set()
-        for i, v in enumerate(self.operands):
-            assert isinstance(v.type, GlobalTensorType)
-            verify_global_type(self, v.type, f"operand {i}")
-            placements.add(v.type.placement_name)
-        for i, r in enumerate(self.results):
-            assert isinstance(r.type, GlobalTensorType)
-            verify_global_type(self, r.type, f"result {i}")
+        operand_types = [v.type for v in self.operands]
+        result_types = [r.type for r in self.results]
+        types = operand_types + result_types
+        # Exact-type test first (isinstance against an attribute class goes through ABCMeta, and
+        # every op is verified after parsing and after each pass); xDSL's operand and result
+        # constraints have already admitted only !sbp.tensor and tensor<...> here.
+        if not all(type(t) is GlobalTensorType for t in types):
+            if any(isinstance(t, TensorType) for t in types):
+                if not all(isinstance(t, TensorType) for t in types):
+                    raise VerifyException(
+                        f"{self.name}: cannot mix per-rank tensor<...> and global !sbp.tensor types")
+                self.verify_local()
+                return
+        # Operands and results mostly share one placement, and after inference often one type
+        # object: each placement is looked up once per op (a symbol lookup walks up to the
+        # module), each type object checked once.
+        found: dict[str, tuple[PlacementOp, tuple[int, ...]]] = {}
+        checked: list[GlobalTensorType] = []
+        n_operands = len(operand_types)
+        for j, ty in enumerate(types):
+            assert isinstance(ty, GlobalTensorType)
+            if any(ty is seen for seen in checked):
+                continue
+            what = f"operand {j}" if j < n_operands else f"result {j - n_operands}"
+            known = found.get(ty.placement_name)
+            if known is None:
+                placement = verify_global_type(self, ty, what)
+                found[ty.placement_name] = (placement, placement.get_hierarchy())
+            else:
+                verify_global_type(self, ty, what, *known)
+            checked.append(ty)
+        placements = {t.placement_name for t in operand_types}  # type: ignore[attr-defined]
         if len(placements) > 1:
             names = ", ".join(f"@{p}" for p in sorted(placements))
             raise VerifyException(f"{describe_op(self)}: operands are on different placements {names}")
         if placements and not self.ALLOWS_PLACEMENT_CHANGE:
-            for r in self.results:
-                assert isinstance(r.type, GlobalTensorType)
-                if r.type.placement_name not in placements:
+            for t in result_types:
+                if t.placement_name not in placements:  # type: ignore[attr-defined]
                     raise VerifyException(
-                        f"{describe_op(self)}: result placement @{r.type.placement_name} differs "
+                        f"{describe_op(self)}: result placement @{t.placement_name} differs "  # type: ignore[attr-defined]
                         f"from the operands' @{next(iter(placements))}"
                     )
         self.verify_semantics()

@@ -1,0 +1,137 @@
+"""What `infer-sbp` reads of an op, as plain values, and the one cache of what it derived.
+
+`InferenceCache` is the only cache of the inference: an explicit object with an owner (the
+`InferSbpPass` instance, so a process compiling several programs or `--split-input-file` chunks
+reuses it, as OneFlow's GlobalTensorInferCache does; the report and tests make their own), a
+bound (`max_decisions`: past it the whole cache is cleared before the next op) and `clear()`,
+which forgets everything at once. Every table is keyed by values: attributes (hashed by value),
+shapes, and small ints the cache itself hands out (`nd_index` for ND-SBPs, `serial` for
+candidate lists and input costs), which it never reuses, even across `clear()`, so a key built
+before a clear can never name a different value after it.
+
+The tables are filled by the modules of the inference in the order one op meets them:
+`passes/sbp_candidates.py` (candidate lists), `passes/sbp_scoring.py` (scores and choice),
+`passes/infer_sbp.py` (the decision memo, result types and signature attributes).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from xdsl.dialects.builtin import IntegerType
+from xdsl.ir import Attribute
+
+from sbpc.dialects.sbp import ELEMENT_TYPE_NAMES, GlobalTensorType, NdSbpAttr
+
+ELEMENT_BYTES = {"f32": 4, "f16": 2, "bf16": 2, "i16": 2, "i32": 4, "i64": 8}
+"""Bytes per element of each `!sbp.tensor` element type (by the name `ELEMENT_TYPE_NAMES` gives)."""
+
+
+def element_bytes(ty: GlobalTensorType) -> int:
+    elt = ty.element_type
+    name = ELEMENT_TYPE_NAMES.get(elt)
+    if name is not None:
+        return ELEMENT_BYTES[name]
+    return max(1, elt.width.data // 8) if isinstance(elt, IntegerType) else 4
+
+
+def byte_size(ty: GlobalTensorType) -> float:
+    return float(ty.element_count() * element_bytes(ty))
+
+
+class TypeInfo:
+    """One `!sbp.tensor` as plain values. `key`: (shape, element bytes, integer-ness, ND-SBP
+    index or None), all a decision reads of an input type (rules may depend on integer-ness);
+    `placement`: the placement's symbol name (a flat symbol: the type verifier says so)."""
+
+    __slots__ = ("costs", "key", "nd_index", "nd_sbp", "placement", "ty")
+
+    def __init__(self, cache: InferenceCache, ty: GlobalTensorType):
+        self.ty = ty
+        nd = self.nd_sbp = ty.nd_sbp
+        self.placement = ty.placement.root_reference.data
+        self.nd_index = None if nd is None else cache.nd_index(nd)
+        elt = ty.element_type
+        self.key = (ty.get_shape(), element_bytes(ty), isinstance(elt, IntegerType), self.nd_index)
+        self.costs: Any = None
+        """The input's `sbp_scoring.InputCosts` once an op has read it as an input."""
+
+
+@dataclass(slots=True)
+class OpMeta:
+    """What a decision reads of an op: the rule's name, the mesh, its inputs (as `TypeInfo`s and
+    as the types themselves, for the report's late pricing), whether a hint or a result SBP
+    constrains it (OneFlow's OrderValue), and the cache the decision fills."""
+
+    rule: str
+    hierarchy: tuple[int, ...]
+    infos: tuple[TypeInfo, ...]
+    in_types: tuple[GlobalTensorType, ...]
+    constrained: bool
+    cache: InferenceCache
+
+
+class InferenceCache:
+    """Every table `infer-sbp` keeps, keyed by values and cleared as a whole (see the module)."""
+
+    def __init__(self, max_decisions: int = 100_000):
+        self.max_decisions = max_decisions
+        """The bound: more memoised decisions than this, and the cache is cleared before the next op
+        (the other tables grow with the decisions, never faster than a few entries each)."""
+        self._serials = itertools.count()
+        self._nd_numbers = itertools.count()
+        self.clear()
+
+    def clear(self) -> None:
+        """Forget everything, as a fresh cache would (handed-out numbers are not reused)."""
+        # passes/infer_sbp.py: decisions per op meta, result types, signature attributes.
+        self.decisions: dict[tuple[object, ...], Any] = {}
+        self.shared_decisions: dict[tuple[object, ...], Any] = {}
+        """Decisions of unconstrained ops by (candidate list serial, input keys, rule): the choice
+        reads nothing else, so ops of different kinds with one list share it."""
+        self.result_types: dict[tuple[GlobalTensorType, NdSbpAttr], GlobalTensorType] = {}
+        self.signatures: dict[tuple[tuple[int, ...], tuple[int, ...]], Attribute] = {}
+        self.nd_ids: dict[NdSbpAttr, int] = {}
+        self.types: dict[GlobalTensorType, TypeInfo] = {}
+        # passes/sbp_candidates.py: lists by what they depend on, shape filters.
+        self.candidates: dict[tuple[object, ...], Any] = {}
+        self.axis_lists: dict[tuple[object, ...], tuple[Any, int]] = {}
+        self.list_serials: dict[tuple[object, ...], int] = {}
+        self.products: dict[tuple[object, ...], Any] = {}
+        self.fitting: dict[tuple[object, ...], Any] = {}
+        self.fit_classes: dict[tuple[object, ...], tuple[tuple[int, ...], ...]] = {}
+        self.fits: dict[tuple[object, ...], bool] = {}
+        self.nd_by_entries: dict[tuple[Attribute, ...], NdSbpAttr] = {}
+        # passes/sbp_scoring.py: per-input costs, OneFlow's price functions, scans.
+        self.inputs: dict[tuple[object, ...], Any] = {}
+        self.eager: dict[tuple[object, ...], Any] = {}
+        self.scans: dict[tuple[int, ...], tuple[int, float]] = {}
+        self.columns: dict[tuple[int, ...], tuple[float, ...]] = {}
+
+    def tables(self) -> Iterator[dict[Any, Any]]:
+        return (v for v in vars(self).values() if isinstance(v, dict))
+
+    def __len__(self) -> int:
+        """Entries held, over every table."""
+        return sum(map(len, self.tables()))
+
+    def serial(self) -> int:
+        """A number never handed out before (names a candidate list or an input's costs in keys)."""
+        return next(self._serials)
+
+    def nd_index(self, nd: NdSbpAttr) -> int:
+        """A small int per distinct ND-SBP value (keys hold these rather than attribute trees)."""
+        found = self.nd_ids.get(nd)
+        if found is None:
+            found = self.nd_ids[nd] = next(self._nd_numbers)
+        return found
+
+    def type_info(self, ty: GlobalTensorType) -> TypeInfo:
+        found = self.types.get(ty)
+        if found is None:
+            assert isinstance(ty, GlobalTensorType)
+            found = self.types[ty] = TypeInfo(self, ty)
+        return found
