@@ -93,7 +93,7 @@ class InferenceCache:
         """Decisions of unconstrained ops by (candidate list serial, input keys, rule): the choice
         reads nothing else, so ops of different kinds with one list share it."""
         self.result_types: dict[tuple[GlobalTensorType, NdSbpAttr], GlobalTensorType] = {}
-        self.signatures: dict[tuple[tuple[int, ...], tuple[int, ...]], Attribute] = {}
+        self.signatures: dict[tuple[tuple[NdSbpAttr, ...], tuple[NdSbpAttr, ...]], Attribute] = {}
         self.nd_ids: dict[NdSbpAttr, int] = {}
         self.types: dict[GlobalTensorType, TypeInfo] = {}
         # passes/sbp_candidates.py: lists by what they depend on, shape filters.

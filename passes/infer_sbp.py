@@ -299,10 +299,9 @@ def _retype(value: SSAValue, ty: Attribute) -> None:
 
 def _signature(cache: InferenceCache, chosen: NdSig) -> Attribute:
     """The `#sbp.sig` of a chosen signature, one attribute per distinct signature."""
-    key = (tuple(map(cache.nd_index, chosen[0])), tuple(map(cache.nd_index, chosen[1])))
-    found = cache.signatures.get(key)
+    found = cache.signatures.get(chosen)
     if found is None:
-        found = cache.signatures[key] = SignatureAttr(list(chosen[0]), list(chosen[1]))
+        found = cache.signatures[chosen] = SignatureAttr(list(chosen[0]), list(chosen[1]))
     return found
 
 
