@@ -260,37 +260,48 @@ class SbpOp(IRDLOperation, abc.ABC):
                 self.verify_local()
                 return
         # Operands and results mostly share one placement, and after inference often one type
-        # object: each placement is looked up once per op (a symbol lookup walks up to the
+        # object: the placement is looked up once per op (a symbol lookup walks up to the
         # module), each type object checked once.
-        found: dict[str, tuple[PlacementOp, tuple[int, ...]]] = {}
-        checked: list[GlobalTensorType] = []
+        if not types:
+            self.verify_semantics()
+            return
+        first = types[0]
         n_operands = len(operand_types)
-        for j, ty in enumerate(types):
-            assert isinstance(ty, GlobalTensorType)
-            if any(ty is seen for seen in checked):
+        placement = verify_global_type(self, first, "operand 0" if n_operands else "result 0")
+        name, hierarchy = first.placement_name, placement.get_hierarchy()
+        names_differ = False
+        for j in range(1, len(types)):
+            ty = types[j]
+            same_name = ty.placement_name == name
+            names_differ = names_differ or not same_name
+            if any(ty is seen for seen in types[:j]):
                 continue
             what = f"operand {j}" if j < n_operands else f"result {j - n_operands}"
-            known = found.get(ty.placement_name)
-            if known is None:
-                placement = verify_global_type(self, ty, what)
-                found[ty.placement_name] = (placement, placement.get_hierarchy())
+            if same_name:
+                verify_global_type(self, ty, what, placement, hierarchy)
             else:
-                verify_global_type(self, ty, what, *known)
-            checked.append(ty)
-        placements = {t.placement_name for t in operand_types}  # type: ignore[attr-defined]
+                verify_global_type(self, ty, what)
+        if names_differ:
+            self._verify_placement_names(operand_types, result_types)  # type: ignore[arg-type]
+        self.verify_semantics()
+
+    ALLOWS_PLACEMENT_CHANGE: ClassVar[bool] = False
+
+    def _verify_placement_names(
+        self, operand_types: list[GlobalTensorType], result_types: list[GlobalTensorType]
+    ) -> None:
+        """The operands share one placement, and the results keep it unless the op may move them."""
+        placements = {t.placement_name for t in operand_types}
         if len(placements) > 1:
             names = ", ".join(f"@{p}" for p in sorted(placements))
             raise VerifyException(f"{describe_op(self)}: operands are on different placements {names}")
         if placements and not self.ALLOWS_PLACEMENT_CHANGE:
             for t in result_types:
-                if t.placement_name not in placements:  # type: ignore[attr-defined]
+                if t.placement_name not in placements:
                     raise VerifyException(
-                        f"{describe_op(self)}: result placement @{t.placement_name} differs "  # type: ignore[attr-defined]
+                        f"{describe_op(self)}: result placement @{t.placement_name} differs "
                         f"from the operands' @{next(iter(placements))}"
                     )
-        self.verify_semantics()
-
-    ALLOWS_PLACEMENT_CHANGE: ClassVar[bool] = False
 
     def verify_semantics(self) -> None:
         """Op-specific shape and element-type rules."""
