@@ -239,8 +239,20 @@ def render(program: dict[str, object], examples: list[dict[str, object]], args: 
 
 
 NOTES = """
-## Where the time goes (py-spy and line profiles, 10k ops, rule=oneflow cold)
+## Where the time goes (profiles, 10k ops, rule=oneflow)
 
+* What a user feels is the whole `sbp-opt` process: `bench/RESULTS_sbp_opt_process.md`
+  (`bench/bench_sbp_opt_process.py`). There the pass's cost is the pass itself, the module
+  verification after it (as mlir-opt, sbp-opt verifies after each pass) and the longer printed
+  output, plus importing the pass's modules (about 0.09 s, most of it numpy, which
+  `passes/boxing_semantics.py` imports).
+* Verification: xDSL's generic part (operand/result/region counts and constraints) is about
+  14 µs/op and stays; the sbp part was a placement symbol lookup per operand and result type
+  (each building a symbol reference) plus a re-verification of every type's parameters, which
+  xDSL had already verified when the type was built. It is now one lookup per op, each type
+  object checked once, no re-verification.
+* Printing: `!sbp.tensor`, `#sbp.sig` keep their printed parameter text in the attribute (an
+  immutable value), so printing the typed module costs no more than printing the parsed one.
 * This random DAG is adversarial for the memo: 5360 of its 10000 ops have an op meta (input
   shapes and SBPs, op, properties) not seen before. Their 2026 candidate-list lookups call the
   op rules only 209 times (ops of one kind share their 1-D lists when the rule's `list_key`
@@ -248,17 +260,14 @@ NOTES = """
   which every split fits). 1332 new metas reuse the decision of an op with the same list and
   inputs (scalar ops with another scalar, say); of the 4028 selections left, 2096 scan eager ND
   costs (the others stop at OneFlow's kAllMatch, one dict lookup).
-* Fixed per-op work is about 14-16 µs (the *warm* row): reading operand and result types from the
-  xDSL objects, the memo key and lookup, retyping results (which frees the parsed result type),
-  setting `sbp.signature`.
-* A cold run adds to that about 25-30 µs/op: the scans and their eager ND prices (about a third),
-  the products, shape filters and reshape's ND enumeration, 513 result types and 171 signature
-  attributes (an xDSL attribute costs 20-50 µs to build, as its parameters are verified).
-* Instructions executed by one cold run (valgrind callgrind, which does not depend on the load
-  of the machine): 1824 M at the start of 2026-11-30's session, 1339 M at its end (0.73×).
+* Fixed per-op work (the *warm* row): reading operand and result types, the memo key and
+  lookup, retyping results and setting `sbp.signature`. Retyping goes through xDSL's public
+  `Rewriter.replace_value_with_new_type` (a new result value, every use moved): about 7 µs/op.
+* Every table is keyed by values (`passes/infer_cache.py`): types, ND-SBPs and signatures keep
+  their hash in the attribute, so a lookup does not walk the attribute's parameters.
 * OneFlow's eager ND cost is kept as a price function of the byte size per (ND-SBP pair, mesh)
-  (`oneflow_costs.eager_nd_pricer`), shared by every input size; the shape is part of the key only
-  where `dim_reduce` may merge split mesh axes (`eager_reads_shape`).
+  (`oneflow_costs.eager_nd_pricer`), shared by every input size; the shape is part of the key
+  only where `dim_reduce` may merge split mesh axes (`eager_reads_shape`).
 * rule=oneflow never reads the α-β time of a candidate (only `--sbp-report` does), so it is
   computed on first read: the boxing planner is not run by the pass.
 * rule=cost needs the α-β time of every candidate's input boxing. The planner numbers ND-SBP states,
@@ -266,8 +275,9 @@ NOTES = """
   (`passes/step_pricing.py`, equal to `boxing_semantics.step_bytes_exact`); its searches are cached
   per source state and tensor, so *memo cleared* is the steady state of a process compiling
   several programs.
-* The cyclic garbage collector is paused during the pass: with the 10k-op module alive, its
-  older-generation collections took about half of the pass time.
+* The cyclic garbage collector runs as usual (it is no longer paused). In a whole `sbp-opt`
+  process it took about 2 µs/op of the pass on the 10k-op DAG (gc callbacks); in this in-process
+  benchmark the garbage of the module clones makes it collect more, which the figures include.
 """
 
 

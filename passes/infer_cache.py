@@ -9,7 +9,9 @@ shapes, and small ints the cache itself hands out (`nd_index` for ND-SBPs, `seri
 candidate lists and input costs), which it never reuses, even across `clear()`, so a key built
 before a clear can never name a different value after it.
 
-The tables are filled by the modules of the inference in the order one op meets them:
+`CandidateList` is a candidate list as the cache holds it: the signatures, a serial number and
+the table of small ints the scoring reads. The tables are filled by the modules of the inference
+in the order one op meets them:
 `passes/sbp_candidates.py` (candidate lists), `passes/sbp_scoring.py` (scores and choice),
 `passes/infer_sbp.py` (the decision memo, result types and signature attributes).
 """
@@ -19,12 +21,14 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Any
 
 from xdsl.dialects.builtin import IntegerType
 from xdsl.ir import Attribute
 
 from sbpc.dialects.sbp import ELEMENT_TYPE_NAMES, GlobalTensorType, NdSbpAttr
+from sbpc.dialects.signatures import NdSig
 
 ELEMENT_BYTES = {"f32": 4, "f16": 2, "bf16": 2, "i16": 2, "i32": 4, "i64": 8}
 """Bytes per element of each `!sbp.tensor` element type (by the name `ELEMENT_TYPE_NAMES` gives)."""
@@ -72,6 +76,53 @@ class OpMeta:
     in_types: tuple[GlobalTensorType, ...]
     constrained: bool
     cache: InferenceCache
+
+
+class CandidateList:
+    """A candidate list with a serial number (its name in the cache's keys) and, built on first
+    use, its table of small ints: per input position, the `nd_index` each candidate needs."""
+
+    __slots__ = ("_first_match", "_first_of", "_needs", "serial", "sigs")
+
+    def __init__(self, sigs: list[NdSig], cache: InferenceCache):
+        self.sigs = sigs
+        self.serial = cache.serial()
+        self._needs: tuple[tuple[int, ...], ...] | None = None
+        self._first_of: list[dict[int, int]] = []
+        self._first_match: dict[tuple[int, ...], int] = {}
+
+    def needs(self, cache: InferenceCache) -> tuple[tuple[int, ...], ...]:
+        if self._needs is None:
+            n_ins = len(self.sigs[0][0]) if self.sigs else 0
+            ins = [sig[0] for sig in self.sigs]
+            self._needs = tuple(tuple(map(cache.nd_index, map(itemgetter(i), ins))) for i in range(n_ins))
+            # Per input position, a candidate needing each distinct ND-SBP (to price it once).
+            self._first_of = [{k: j for j, k in reversed(list(enumerate(column)))} for column in self._needs]
+            # The first candidate needing each combination of inputs (kAllMatch's pick).
+            for j, combo in enumerate(zip(*self._needs, strict=True)):
+                self._first_match.setdefault(combo, j)
+        return self._needs
+
+    def first_of(self, cache: InferenceCache) -> list[dict[int, int]]:
+        self.needs(cache)
+        return self._first_of
+
+    def first_match(self, cache: InferenceCache) -> dict[tuple[int, ...], int]:
+        self.needs(cache)
+        return self._first_match
+
+    def mismatches(self, j: int, have: tuple[int, ...]) -> int:
+        """How many inputs candidate j needs in another ND-SBP than they have (table built)."""
+        assert self._needs is not None
+        return sum([column[j] != h for column, h in zip(self._needs, have, strict=True)])
+
+    def mismatch_counts(self, have: tuple[int, ...], cache: InferenceCache) -> list[int]:
+        """Per candidate, how many inputs it needs in another ND-SBP than they have."""
+        needs = self.needs(cache)
+        counts = [0] * (len(needs[0]) if needs else 0)
+        for column, h in zip(needs, have, strict=True):
+            counts = [c + (k != h) for c, k in zip(counts, column, strict=True)]
+        return counts
 
 
 class InferenceCache:

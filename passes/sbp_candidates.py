@@ -18,7 +18,6 @@ import math
 import operator
 from collections.abc import Sequence
 from itertools import chain
-from operator import itemgetter
 
 from xdsl.ir import Operation
 
@@ -27,9 +26,9 @@ from sbpc.dialects.sbp import BROADCAST, NdSbpAttr, SbpAttr, SignatureAttr, nd_s
 from sbpc.dialects.sbp_ops import describe_op
 from sbpc.dialects.sharding import fits_shape
 from sbpc.dialects.signatures import NdSig, SbpRule, Sig, swap_with_last_filter
-from sbpc.passes.infer_cache import InferenceCache, OpMeta, element_bytes
+from sbpc.passes.infer_cache import CandidateList, InferenceCache, OpMeta, element_bytes
 
-__all__ = ["CandidateList", "candidates", "element_bytes", "format_nd_sig"]
+__all__ = ["candidates", "element_bytes", "format_nd_sig"]  # element_bytes: lower_boxing reads it here
 
 
 def format_nd_sig(sig: NdSig) -> str:
@@ -108,53 +107,6 @@ def contains(sig: NdSig, hint: SignatureAttr | None, required_outs: Sequence[NdS
         if isinstance(want, NdSbpAttr) and cand != want:
             return False
     return True
-
-
-class CandidateList:
-    """A candidate list with a serial number (its name in the cache's keys) and, built on first
-    use, its table of small ints: per input position, the `nd_index` each candidate needs."""
-
-    __slots__ = ("_first_match", "_first_of", "_needs", "serial", "sigs")
-
-    def __init__(self, sigs: list[NdSig], cache: InferenceCache):
-        self.sigs = sigs
-        self.serial = cache.serial()
-        self._needs: tuple[tuple[int, ...], ...] | None = None
-        self._first_of: list[dict[int, int]] = []
-        self._first_match: dict[tuple[int, ...], int] = {}
-
-    def needs(self, cache: InferenceCache) -> tuple[tuple[int, ...], ...]:
-        if self._needs is None:
-            n_ins = len(self.sigs[0][0]) if self.sigs else 0
-            ins = [sig[0] for sig in self.sigs]
-            self._needs = tuple(tuple(map(cache.nd_index, map(itemgetter(i), ins))) for i in range(n_ins))
-            # Per input position, a candidate needing each distinct ND-SBP (to price it once).
-            self._first_of = [{k: j for j, k in reversed(list(enumerate(column)))} for column in self._needs]
-            # The first candidate needing each combination of inputs (kAllMatch's pick).
-            for j, combo in enumerate(zip(*self._needs, strict=True)):
-                self._first_match.setdefault(combo, j)
-        return self._needs
-
-    def first_of(self, cache: InferenceCache) -> list[dict[int, int]]:
-        self.needs(cache)
-        return self._first_of
-
-    def first_match(self, cache: InferenceCache) -> dict[tuple[int, ...], int]:
-        self.needs(cache)
-        return self._first_match
-
-    def mismatches(self, j: int, have: tuple[int, ...]) -> int:
-        """How many inputs candidate j needs in another ND-SBP than they have (table built)."""
-        assert self._needs is not None
-        return sum([column[j] != h for column, h in zip(self._needs, have, strict=True)])
-
-    def mismatch_counts(self, have: tuple[int, ...], cache: InferenceCache) -> list[int]:
-        """Per candidate, how many inputs it needs in another ND-SBP than they have."""
-        needs = self.needs(cache)
-        counts = [0] * (len(needs[0]) if needs else 0)
-        for column, h in zip(needs, have, strict=True):
-            counts = [c + (k != h) for c, k in zip(counts, column, strict=True)]
-        return counts
 
 
 # ---------------------------------------------------------------------------

@@ -20,7 +20,7 @@ from functools import partial
 from sbpc.dialects.sbp import GlobalTensorType, NdSbpAttr, PartialAttr
 from sbpc.dialects.signatures import NdSig
 from sbpc.passes.cost_model import CommModel, local_elements, step_time, transition_time
-from sbpc.passes.infer_cache import InferenceCache, OpMeta, TypeInfo, byte_size, element_bytes
+from sbpc.passes.infer_cache import CandidateList, InferenceCache, OpMeta, TypeInfo, byte_size, element_bytes
 from sbpc.passes.oneflow_costs import (
     FLT_MAX,
     VALID_MAX_COPY_COST,
@@ -28,7 +28,6 @@ from sbpc.passes.oneflow_costs import (
     eager_reads_shape,
     ibn_copy_cost_1d,
 )
-from sbpc.passes.sbp_candidates import CandidateList
 
 # ---------------------------------------------------------------------------
 # Scored candidates and decisions
