@@ -165,7 +165,7 @@ class InferenceCache:
     def tables(self) -> Iterator[dict[Any, Any]]:
         return (v for v in vars(self).values() if isinstance(v, dict))
 
-    def __len__(self) -> int:
+    def size(self) -> int:
         """Entries held, over every table."""
         return sum(map(len, self.tables()))
 

@@ -292,7 +292,7 @@ def test_a_cleared_cache_forgets_every_decision() -> None:
     cache = InferenceCache()
     assert _relu_signature("[S(0)]", cache) == "#sbp.sig<[S(0)] -> [S(0)]>"
     cache.clear()
-    assert len(cache) == 0
+    assert cache.size() == 0
     assert _relu_signature("[S(1)]", cache) == "#sbp.sig<[S(1)] -> [S(1)]>"
     assert _relu_signature("[S(0)]", cache) == "#sbp.sig<[S(0)] -> [S(0)]>"
 
