@@ -5,6 +5,10 @@ sometimes any earlier one, so that values fan out). Shapes and element types are
 values are grouped by (shape, element type) and an op only takes operands its verifier accepts.
 The function inputs carry random (shape-legal) ND-SBPs, partial ones included; every op result
 and the function result are left for `--infer-sbp` to type.
+
+`uniform=True` (`--uniform`) gives a DAG of 64x64 f32 tensors only, built from the op families
+that keep that shape (elementwise, scalar, matmul, transpose): few distinct op metas, so the
+per-op cost of the pass (and of verifying and printing its result) dominates.
 """
 
 from __future__ import annotations
@@ -69,9 +73,15 @@ def random_sbp(rng: random.Random, shape: tuple[int, ...]) -> str:
     return "[" + ", ".join(entries) + "]"
 
 
+UNIFORM_SHAPE = (64, 64)
+UNIFORM_FAMILIES = (("binary", 30), ("unary", 15), ("scalar", 12), ("matmul", 12), ("transpose", 8))
+
+
 class DagBuilder:
-    def __init__(self, seed: int):
+    def __init__(self, seed: int, uniform: bool = False):
         self.rng = random.Random(seed)
+        self.uniform = uniform
+        self.families = UNIFORM_FAMILIES if uniform else FAMILIES
         self.values: list[Value] = []
         self.by_key: dict[tuple[tuple[int, ...], str], list[Value]] = {}
         self.lines: list[str] = []
@@ -121,7 +131,7 @@ class DagBuilder:
     # -- ops ---------------------------------------------------------------
     def op(self) -> None:
         rng = self.rng
-        family = rng.choices([f for f, _ in FAMILIES], [w for _, w in FAMILIES])[0]
+        family = rng.choices([f for f, _ in self.families], [w for _, w in self.families])[0]
         if family == "binary":
             a = self.pick(lambda v: len(v.shape) >= 1)
             assert a is not None
@@ -154,7 +164,7 @@ class DagBuilder:
             a = self.pick(lambda v: len(v.shape) >= 2)
             assert a is not None
             k = a.shape[-1]
-            n = rng.choice(DIMS)
+            n = UNIFORM_SHAPE[1] if self.uniform else rng.choice(DIMS)
             if rng.random() < 0.5:
                 b = self.pick_key((k, n), a.elt)
                 props = ""
@@ -197,12 +207,16 @@ class DagBuilder:
             self.emit("reshape", [a], "", (*a.shape[:-2], a.shape[-1], a.shape[-2]), a.elt)
 
     def build(self, n_ops: int, n_inputs: int) -> str:
-        for shape in [*SHAPES_2D, *SHAPES_3D, *((d,) for d in DIMS)]:
-            for elt in ELEMENT_TYPES:
-                self.add_input(shape, elt)
-        while len(self.args) < n_inputs:
-            shape = self.rng.choice([*SHAPES_2D, *SHAPES_3D])
-            self.add_input(shape, self.rng.choice(ELEMENT_TYPES))
+        if self.uniform:
+            while len(self.args) < n_inputs:
+                self.add_input(UNIFORM_SHAPE, "f32")
+        else:
+            for shape in [*SHAPES_2D, *SHAPES_3D, *((d,) for d in DIMS)]:
+                for elt in ELEMENT_TYPES:
+                    self.add_input(shape, elt)
+            while len(self.args) < n_inputs:
+                shape = self.rng.choice([*SHAPES_2D, *SHAPES_3D])
+                self.add_input(shape, self.rng.choice(ELEMENT_TYPES))
         while self.counter < n_ops:
             self.op()
         last = self.values[-1]
@@ -212,12 +226,18 @@ class DagBuilder:
         return f"{PLACEMENT_OP}\n{head}\n{body}\n  func.return {last.name} : {ret}\n}}\n"
 
 
-def generate(n_ops: int = 10_000, seed: int = 0, n_inputs: int = 64) -> str:
+def generate(n_ops: int = 10_000, seed: int = 0, n_inputs: int = 64, uniform: bool = False) -> str:
     """The program text: `n_ops` ops (plus func.return) in one function."""
-    return DagBuilder(seed).build(n_ops, n_inputs)
+    return DagBuilder(seed, uniform).build(n_ops, n_inputs)
 
 
 if __name__ == "__main__":
+    import argparse
     import sys
 
-    sys.stdout.write(generate(int(sys.argv[1]) if len(sys.argv) > 1 else 10_000))
+    cli = argparse.ArgumentParser(description="a seeded random DAG program of sbp ops")
+    cli.add_argument("ops", nargs="?", type=int, default=10_000)
+    cli.add_argument("--seed", type=int, default=0)
+    cli.add_argument("--uniform", action="store_true", help="64x64 f32 tensors only")
+    args = cli.parse_args()
+    sys.stdout.write(generate(args.ops, args.seed, uniform=args.uniform))

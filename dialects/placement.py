@@ -10,7 +10,7 @@ import math
 from collections.abc import Sequence
 
 from xdsl.dialects import func
-from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, StringAttr, i64
+from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, StringAttr, SymbolRefAttr, i64
 from xdsl.ir import Operation
 from xdsl.irdl import IRDLOperation, irdl_op_definition, prop_def, traits_def
 from xdsl.parser import Parser
@@ -19,6 +19,7 @@ from xdsl.traits import SymbolOpInterface, SymbolTable
 from xdsl.utils.exceptions import VerifyException
 
 from sbpc.dialects.errors import OpError
+from sbpc.dialects.layout import LayoutAttr
 from sbpc.dialects.sbp import GlobalTensorType
 from sbpc.dialects.sharding import max_local_shape
 
@@ -138,18 +139,17 @@ def _nested_text(ranks: Sequence[int], hierarchy: Sequence[int]) -> str:
 
 
 def lookup_placement(op: Operation, ty: GlobalTensorType) -> PlacementOp | None:
-    """The `sbp.placement` a tensor type refers to, seen from `op` (top-level ops are few)."""
-    return lookup_placement_named(op, ty.placement_name)
+    """The `sbp.placement` a tensor type refers to, seen from `op` (top-level ops are few). The
+    type's own symbol reference is passed on: the lookup would otherwise build one per call."""
+    return lookup_placement_named(op, ty.placement)
 
 
-def lookup_placement_named(op: Operation, name: str) -> PlacementOp | None:
+def lookup_placement_named(op: Operation, name: str | SymbolRefAttr) -> PlacementOp | None:
     """The `sbp.placement` named `name`, seen from `op`."""
-    anchor: Operation | None = op
-    while anchor is not None and not anchor.has_trait(SymbolTable):
-        anchor = anchor.parent_op()
-    if anchor is None:
+    try:
+        found = SymbolTable.lookup_symbol(op, name)
+    except ValueError:  # no symbol table above `op`
         return None
-    found = SymbolTable.lookup_symbol(anchor, name)
     return found if isinstance(found, PlacementOp) else None
 
 
@@ -166,24 +166,30 @@ def _unknown(anchor: Operation, name: str) -> str:
     return f"@{name}, which is a {other.name}, not an sbp.placement"
 
 
-def check_placed_type(anchor: Operation, ty: GlobalTensorType, what: str) -> PlacementOp:
+def check_placed_type(
+    anchor: Operation, ty: GlobalTensorType, what: str, placement: PlacementOp | None = None,
+    hierarchy: tuple[int, ...] | None = None,
+) -> PlacementOp:
     """The placement of `ty` seen from `anchor`, after the checks that need it: it exists, the ND-SBP
     has one entry per mesh axis, the layout's extents are the largest shard's. Raises VerifyException
-    with a message starting with `what` (e.g. "operand 0")."""
-    if (problem := ty.problem()) is not None:
-        raise VerifyException(f"{what}: {problem}")
-    placement = lookup_placement(anchor, ty)
+    with a message starting with `what` (e.g. "operand 0"). A caller checking several types may pass
+    the placement and its hierarchy, looked up once. The placement-independent checks
+    (`GlobalTensorType.problem`) are not repeated: xDSL verifies every attribute when it is built,
+    parsed or not, and attributes are immutable."""
     if placement is None:
-        raise VerifyException(f"{what} refers to {_unknown(anchor, ty.placement_name)}")
-    hierarchy = placement.get_hierarchy()
+        placement = lookup_placement(anchor, ty)
+        if placement is None:
+            raise VerifyException(f"{what} refers to {_unknown(anchor, ty.placement_name)}")
+    if hierarchy is None:
+        hierarchy = placement.get_hierarchy()
     sbp = ty.nd_sbp
     if sbp is not None and len(sbp) != len(hierarchy):
         raise VerifyException(
             f"{what} has ND-SBP {sbp.short_str()} of length {len(sbp)}, "
             f"but placement @{ty.placement_name} has hierarchy {list(hierarchy)} of rank {len(hierarchy)}"
         )
-    layout = ty.local_layout
-    if layout is not None and sbp is not None:
+    layout = ty.layout
+    if type(layout) is LayoutAttr and sbp is not None:
         expected = max_local_shape(ty.get_shape(), sbp, hierarchy)
         if tuple(layout.layout.mode_sizes()) != expected:
             raise VerifyException(

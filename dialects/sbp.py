@@ -13,7 +13,8 @@ The ops (and the `Dialect` object) live in `dialects/sbp_ops.py`.
 from __future__ import annotations
 
 import abc
-from collections.abc import Sequence
+import io
+from collections.abc import Callable, Sequence
 from enum import StrEnum
 from functools import cache
 from typing import ClassVar
@@ -33,6 +34,27 @@ from xdsl.utils.exceptions import VerifyException
 
 from sbpc.dialects import dtypes
 from sbpc.dialects.layout import LayoutAttr
+
+
+def _memo_text(attr: Attribute, build: Callable[[], str]) -> str:
+    """`build()`, kept in the attribute's own `__dict__` (as `functools.cached_property` would;
+    xDSL's attribute definitions take no descriptors but properties). It is no parameter, so
+    equality, hashing and printing of the attribute are unchanged."""
+    found = attr.__dict__.get("_printed")
+    if found is None:
+        found = attr.__dict__["_printed"] = build()
+    return found
+
+
+def _memo_hash(attr: ParametrizedAttribute) -> int:
+    """The dataclass hash of `attr` (that of its parameter tuple), computed once and kept in the
+    attribute's own `__dict__`: an attribute is immutable, and hashing one walks its parameters
+    (types and ND-SBPs key the tables of `infer-sbp` and are hashed per use)."""
+    found = attr.__dict__.get("_hash")
+    if found is None:
+        found = attr.__dict__["_hash"] = hash(attr.parameters)
+    return found
+
 
 # ---------------------------------------------------------------------------
 # SBP entries
@@ -192,6 +214,9 @@ class NdSbpAttr(ParametrizedAttribute):
     name = "sbp.nd"
     sbps: ArrayAttr[SbpAttr]
 
+    def __hash__(self) -> int:
+        return _memo_hash(self)
+
     def __init__(self, sbps: Sequence[SbpAttr] | ArrayAttr[SbpAttr]):
         super().__init__(sbps if isinstance(sbps, ArrayAttr) else ArrayAttr(sbps))
 
@@ -262,6 +287,9 @@ class GlobalTensorType(ParametrizedAttribute, TypeAttribute):
     layout: LayoutAttr | NoneAttr
 
     _NONE: ClassVar[NoneAttr] = NoneAttr()
+
+    def __hash__(self) -> int:
+        return _memo_hash(self)
 
     def __init__(
         self,
@@ -372,6 +400,17 @@ class GlobalTensorType(ParametrizedAttribute, TypeAttribute):
         return params
 
     def print_parameters(self, printer: Printer) -> None:
+        printer.print_string(self.parameters_text)
+
+    @property
+    def parameters_text(self) -> str:
+        """What `print_parameters` prints, built once per type object (a printed module prints its
+        types once per use; attributes are immutable, and the text lives and dies with the type)."""
+        return _memo_text(self, self._parameters_text)
+
+    def _parameters_text(self) -> str:
+        out = io.StringIO()
+        printer = Printer(stream=out)
         printer.print_string("<")
         for d in self.get_shape():
             printer.print_string(f"{d}x")
@@ -383,6 +422,7 @@ class GlobalTensorType(ParametrizedAttribute, TypeAttribute):
             printer.print_string(", layout = ")
             printer.print_attribute(self.layout)
         printer.print_string(">")
+        return out.getvalue()
 
 
 def type_problem(
@@ -427,6 +467,9 @@ class SignatureAttr(ParametrizedAttribute):
     inputs: ArrayAttr[NdSbpAttr | NoneAttr]
     outputs: ArrayAttr[NdSbpAttr | NoneAttr]
 
+    def __hash__(self) -> int:
+        return _memo_hash(self)
+
     def __init__(
         self,
         inputs: Sequence[NdSbpAttr | NoneAttr | None],
@@ -462,11 +505,20 @@ class SignatureAttr(ParametrizedAttribute):
         return (ArrayAttr(ins), ArrayAttr(outs))
 
     def print_parameters(self, printer: Printer) -> None:
+        printer.print_string(self.parameters_text)
+
+    @property
+    def parameters_text(self) -> str:
+        """What `print_parameters` prints, built once per signature object (after `infer-sbp`
+        ops with one signature share one attribute)."""
+        return _memo_text(self, self._parameters_text)
+
+    def _parameters_text(self) -> str:
         def text(entries: ArrayAttr[NdSbpAttr | NoneAttr]) -> str:
             return ", ".join(e.short_str() if isinstance(e, NdSbpAttr) else "?" for e in entries.data)
 
         ins, outs = text(self.inputs), text(self.outputs)
-        printer.print_string(f"<{ins}{' ' if ins else ''}-> {outs}>")
+        return f"<{ins}{' ' if ins else ''}-> {outs}>"
 
     def short_str(self) -> str:
         def text(entries: ArrayAttr[NdSbpAttr | NoneAttr]) -> str:

@@ -68,10 +68,14 @@ def describe_op(op: Operation) -> str:
     return f"{op.name}({args})"
 
 
-def verify_global_type(op: Operation, ty: GlobalTensorType, what: str) -> PlacementOp:
-    """`check_placed_type`, its message prefixed with the op's description."""
+def verify_global_type(
+    op: Operation, ty: GlobalTensorType, what: str, placement: PlacementOp | None = None,
+    hierarchy: tuple[int, ...] | None = None,
+) -> PlacementOp:
+    """`check_placed_type`, its message prefixed with the op's description (a caller checking
+    several types may pass the placement and its hierarchy, looked up once)."""
     try:
-        return check_placed_type(op, ty, what)
+        return check_placed_type(op, ty, what, placement, hierarchy)
     except VerifyException as error:
         raise VerifyException(f"{describe_op(op)}: {error}") from None
 
@@ -80,34 +84,62 @@ class SbpOp(IRDLOperation, abc.ABC):
     """Base of the ops on global tensors: common type/placement checks, then `verify_semantics`."""
 
     def verify_(self) -> None:
-        types = [v.type for v in (*self.operands, *self.results)]
-        if any(isinstance(t, TensorType) for t in types):
-            if not all(isinstance(t, TensorType) for t in types):
-                raise VerifyException(f"{self.name}: cannot mix per-rank tensor<...> and global !sbp.tensor types")
-            self.verify_local()
+        operand_types = [v.type for v in self.operands]
+        result_types = [r.type for r in self.results]
+        types = operand_types + result_types
+        # Exact-type test first (isinstance against an attribute class goes through ABCMeta, and
+        # every op is verified after parsing and after each pass); xDSL's operand and result
+        # constraints have already admitted only !sbp.tensor and tensor<...> here.
+        if not all(type(t) is GlobalTensorType for t in types):
+            if any(isinstance(t, TensorType) for t in types):
+                if not all(isinstance(t, TensorType) for t in types):
+                    raise VerifyException(
+                        f"{self.name}: cannot mix per-rank tensor<...> and global !sbp.tensor types")
+                self.verify_local()
+                return
+        # Operands and results mostly share one placement, and after inference often one type
+        # object: the placement is looked up once per op (a symbol lookup walks up to the
+        # module), each type object checked once.
+        if not types:
+            self.verify_semantics()
             return
-        placements: set[str] = set()
-        for i, v in enumerate(self.operands):
-            assert isinstance(v.type, GlobalTensorType)
-            verify_global_type(self, v.type, f"operand {i}")
-            placements.add(v.type.placement_name)
-        for i, r in enumerate(self.results):
-            assert isinstance(r.type, GlobalTensorType)
-            verify_global_type(self, r.type, f"result {i}")
+        first = types[0]
+        n_operands = len(operand_types)
+        placement = verify_global_type(self, first, "operand 0" if n_operands else "result 0")
+        name, hierarchy = first.placement_name, placement.get_hierarchy()
+        names_differ = False
+        for j in range(1, len(types)):
+            ty = types[j]
+            same_name = ty.placement_name == name
+            names_differ = names_differ or not same_name
+            if any(ty is seen for seen in types[:j]):
+                continue
+            what = f"operand {j}" if j < n_operands else f"result {j - n_operands}"
+            if same_name:
+                verify_global_type(self, ty, what, placement, hierarchy)
+            else:
+                verify_global_type(self, ty, what)
+        if names_differ:
+            self._verify_placement_names(operand_types, result_types)  # type: ignore[arg-type]
+        self.verify_semantics()
+
+    ALLOWS_PLACEMENT_CHANGE: ClassVar[bool] = False
+
+    def _verify_placement_names(
+        self, operand_types: list[GlobalTensorType], result_types: list[GlobalTensorType]
+    ) -> None:
+        """The operands share one placement, and the results keep it unless the op may move them."""
+        placements = {t.placement_name for t in operand_types}
         if len(placements) > 1:
             names = ", ".join(f"@{p}" for p in sorted(placements))
             raise VerifyException(f"{describe_op(self)}: operands are on different placements {names}")
         if placements and not self.ALLOWS_PLACEMENT_CHANGE:
-            for r in self.results:
-                assert isinstance(r.type, GlobalTensorType)
-                if r.type.placement_name not in placements:
+            for t in result_types:
+                if t.placement_name not in placements:
                     raise VerifyException(
-                        f"{describe_op(self)}: result placement @{r.type.placement_name} differs "
+                        f"{describe_op(self)}: result placement @{t.placement_name} differs "
                         f"from the operands' @{next(iter(placements))}"
                     )
-        self.verify_semantics()
-
-    ALLOWS_PLACEMENT_CHANGE: ClassVar[bool] = False
 
     def verify_semantics(self) -> None:
         """Op-specific shape and element-type rules."""

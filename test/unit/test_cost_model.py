@@ -9,7 +9,8 @@ import pytest
 
 from sbpc.dialects.collectives import step_bytes_exact
 from sbpc.dialects.sbp import BROADCAST, SbpAttr, partial, split
-from sbpc.passes.cost_model import (
+from sbpc.passes.cost_model import plan_transition
+from sbpc.passes.oneflow_costs import (
     FLT_MAX,
     INT32_MAX,
     INT64_MAX,
@@ -21,7 +22,6 @@ from sbpc.passes.cost_model import (
     eager_reads_shape,
     ibn_copy_cost_1d,
     penalty_partial_consumer,
-    plan_transition,
 )
 
 B = BROADCAST

@@ -18,11 +18,9 @@ from xdsl.parser import Parser
 from sbpc.dialects.sbp import BROADCAST, nd_sbp, partial, split
 from sbpc.dialects.sharding import fits_shape
 from sbpc.dialects.signatures import SbpRule, swap_with_last_filter
-from sbpc.passes import infer_sbp
-from sbpc.passes.cost_model import DEFAULT_MODEL
+from sbpc.passes.infer_cache import InferenceCache
 from sbpc.passes.infer_sbp import infer_module
-from sbpc.passes.sbp_candidates import axis_list, axis_lists, nd_candidates, nd_product
-from sbpc.passes.sbp_scoring import _Run
+from sbpc.passes.sbp_candidates import _fit_classes, axis_list, axis_lists, nd_candidates, nd_product
 from sbpc.tools.sbp_opt import register_dialects
 
 _CTX = Context()
@@ -200,14 +198,14 @@ def test_memo_tells_properties_apart() -> None:
         f'%7 = "sbp.fmod_scalar"(%a0) <{{other = 3.0 : f32}}> : ({ty}) -> !sbp.tensor<4x6x8xf32, @p>',
     ]
     module = parse(program((2, 2), [((4, 6, 8), "[S(0), S(2)]")], body))
-    infer_sbp.clear_caches()
-    records = infer_module(module, "oneflow")
+    cache = InferenceCache()
+    records = infer_module(module, "oneflow", cache=cache)
     d = [r.decision for r in records]
     assert d[0] is d[1] and d[5] is d[6]
     assert d[2] is not d[0] and d[4] is not d[3]
     # %7 has a memo entry of its own; it shares its decision object with %5, as unconstrained
     # ops with one candidate list and equal inputs do (the scalar is not read).
-    assert len(infer_sbp._MEMO) == 6 and d[7] is d[5]
+    assert len(cache.decisions) == 6 and d[7] is d[5]
     assert [str(r.op.attributes["sbp.signature"]) for r in records[:5]] == [
         "#sbp.sig<[S(0), S(2)] -> [S(1), S(0)]>",
         "#sbp.sig<[S(0), S(2)] -> [S(1), S(0)]>",
@@ -246,10 +244,10 @@ def test_size_one_mesh_axes_price_split_inputs(hierarchy: tuple[int, ...]) -> No
 )
 def test_capped_extents_fit_alike(hierarchy: tuple[int, ...], shape: tuple[int, ...], entries: list[str]) -> None:
     """The shape filter keys candidate lists by shapes with extents capped at the device count
-    (`_Run.fit_classes`): `fits_shape` must not tell a shape from its capped form."""
+    (`sbp_candidates._fit_classes`): `fits_shape` must not tell a shape from its capped form."""
     nd = nd_sbp(*[BROADCAST if e == "B" else partial() if e == "P" else split(int(e[1])) for e in entries[
         :len(hierarchy)]])
-    (capped,) = _Run(DEFAULT_MODEL).fit_classes((shape,), hierarchy)
+    (capped,) = _fit_classes(InferenceCache(), (shape,), hierarchy)
     assert fits_shape(nd, capped, hierarchy) == fits_shape(nd, shape, hierarchy)
 
 
@@ -264,18 +262,58 @@ def test_memo_returns_identical_decisions() -> None:
         f"%4 = sbp.relu %a0 {{sbp.hint = #sbp.sig<[S(0), S(1)] -> ?>}} : {ty} -> {out}",
     ]
     text = program((2, 2), [((8, 4), "[S(0), B]"), ((8, 4), "[S(0), B]")], body)
-    records = infer_module(parse(text), "oneflow")
+    cache = InferenceCache()
+    records = infer_module(parse(text), "oneflow", cache=cache)
     d = [r.decision for r in records]
     assert d[0] is d[1]
     assert d[2] is d[3]
     assert d[0] is not d[2]
     assert d[4] is not d[0] and d[4] is not d[2]
-    # Across runs too (the cache is global, like OneFlow's per-process cache)...
-    again = infer_module(parse(text), "oneflow")
+    # Across runs sharing a cache too (a pass instance's runs, like OneFlow's per-process cache)...
+    again = infer_module(parse(text), "oneflow", cache=cache)
     assert again[0].decision is d[0]
-    # ...but never across rules.
-    cost = infer_module(parse(text), "cost")
+    # ...but never across rules, nor from another cache.
+    cost = infer_module(parse(text), "cost", cache=cache)
     assert cost[0].decision is not d[0]
+    assert infer_module(parse(text), "oneflow")[0].decision is not d[0]
+
+
+def _relu_signature(sbp: str, cache: InferenceCache) -> str:
+    text = program((2,), [((8, 4), sbp)], [f"%0 = sbp.relu %a0 : !sbp.tensor<8x4xf32, @p, {sbp}> -> "
+                                           "!sbp.tensor<8x4xf32, @p>"])
+    (record,) = infer_module(parse(text), "oneflow", cache=cache)
+    return str(record.op.attributes["sbp.signature"])
+
+
+def test_a_cleared_cache_forgets_every_decision() -> None:
+    """Regression: clearing the interned ND-SBP numbers but not the memo made a run on [S(1)]
+    return the earlier run's [S(0)] signature (its memo key named [S(1)] by the number [S(0)]
+    had had). `clear()` forgets everything at once, and numbers are never handed out twice."""
+    cache = InferenceCache()
+    assert _relu_signature("[S(0)]", cache) == "#sbp.sig<[S(0)] -> [S(0)]>"
+    cache.clear()
+    assert cache.size() == 0
+    assert _relu_signature("[S(1)]", cache) == "#sbp.sig<[S(1)] -> [S(1)]>"
+    assert _relu_signature("[S(0)]", cache) == "#sbp.sig<[S(0)] -> [S(0)]>"
+
+
+def test_the_cache_keeps_its_bound() -> None:
+    """Past `max_decisions` memoised decisions the cache is cleared before the next op; the
+    signatures are those an unbounded cache gives."""
+    ty = "!sbp.tensor<8x4xf32, @p, [S(0), B]>"
+    out = "!sbp.tensor<8x4xf32, @p>"
+    body = [f"%{i} = sbp.{op} %a0 : {ty} -> {out}" for i, op in enumerate(["relu", "neg", "exp", "relu", "neg"])]
+    body += [f"%5 = sbp.transpose %a0 {{perm = array<i64: 1, 0>}} : {ty} -> !sbp.tensor<4x8xf32, @p>"]
+    text = program((2, 2), [((8, 4), "[S(0), B]")], body)
+    bounded = InferenceCache(max_decisions=2)
+    small = infer_module(parse(text), "oneflow", cache=bounded)
+    assert len(bounded.decisions) <= 2
+    unbounded = InferenceCache()
+    full = infer_module(parse(text), "oneflow", cache=unbounded)
+    assert len(unbounded.decisions) == 4
+    signatures = [str(r.op.attributes["sbp.signature"]) for r in small]
+    assert signatures == [str(r.op.attributes["sbp.signature"]) for r in full]
+    assert signatures[-1] == "#sbp.sig<[S(0), B] -> [S(1), B]>"
 
 
 # ---------------------------------------------------------------------------

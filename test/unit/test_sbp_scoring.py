@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sbpc.passes.cost_model import FLT_MAX, VALID_MAX_COPY_COST
+from sbpc.passes.oneflow_costs import FLT_MAX, VALID_MAX_COPY_COST
 from sbpc.passes.sbp_scoring import _greedy_scan, _greedy_scan_exact
 
 
