@@ -27,7 +27,7 @@ import os
 import re
 import sys
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import NoReturn
 
 import numpy as np
@@ -39,6 +39,7 @@ from xdsl.passes import ModulePass, PassPipeline
 from xdsl.utils.arg_spec import parse_pipeline
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
 
+from sbpc.dialects.errors import OpError
 from sbpc.dialects.sbp import GlobalTensorType
 from sbpc.passes.boxing_semantics import ReplicaMismatch, assemble, distribute
 from sbpc.runtime import ops_numpy
@@ -88,8 +89,29 @@ def build_arg_parser() -> argparse.ArgumentParser:
     parser.add_argument("--check", action="store_true", help="compare the outputs with the global numpy reference")
     parser.add_argument("--save-outputs", metavar="DIR", default=None,
                         help="write the reassembled outputs as DIR/result0.npy, DIR/result1.npy, ...")
+    parser.add_argument("--backend", choices=("simulator", "torch"), default="simulator",
+                        help="run on the lock-step mesh simulator (default) or on torch.distributed processes")
+    parser.add_argument("--dist-backend", choices=("gloo", "nccl", "hccl"), default="gloo",
+                        help="torch.distributed backend of --backend torch (default gloo, on the CPU)")
+    parser.add_argument("--timeout", type=_positive(float), default=60.0, metavar="S",
+                        help="--backend torch: seconds without progress on any rank before the run fails (default 60)")
+    parser.add_argument("--repeat", type=_positive(int), default=1, metavar="N",
+                        help="--backend torch: run the program N times and report median times (default 1)")
     parser.add_argument("--debug", action="store_true", help="show Python tracebacks on errors")
     return parser
+
+
+def _positive(kind: type) -> Callable[[str], float]:
+    def parse(text: str) -> float:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from None
+        if value <= 0:
+            raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
+        return value
+
+    return parse
 
 
 # ---------------------------------------------------------------------------
@@ -106,6 +128,8 @@ class Run:
         register_dialects(self.ctx)
         self.source: Source | None = None
         self.positions: dict[Operation, int] = {}
+        self.torch_tolerant = False
+        """Whether torch rounded a float op differently from numpy (then --check uses its tolerance)."""
 
     # -- diagnostics ---------------------------------------------------------
     def located(self, error: Exception, module: ModuleOp | None) -> Failure:
@@ -287,16 +311,21 @@ class Run:
                     raise Failure(f"error: the pipeline changed argument {i} of @{args.entry} from shape "
                                   f"{list(shape)} to {list(dist.shape)}")
             shards = [distribute(x, d.sbp, d.hierarchy, rng) for x, d in zip(inputs, arg_dists, strict=True)]
-            outputs, log = simulate(compiled, args.entry, shards, kernels)
             model = modelled_bytes(compiled, args.entry)
+            if args.backend == "torch":
+                found = self.run_torch(compiled, shards, kernels, model)
+                if found is None:  # a torchrun rank other than 0: rank 0 reports
+                    return 0
+                outputs = found
+            else:
+                outputs, log = simulate(compiled, args.entry, shards, kernels)
+                for record in log:
+                    print(record.line())
+                print(f"total bytes sent: {total_sent(log)} (all ranks); cost model: {model}")
         except DiagnosticException as error:
             raise self.located(error, compiled) from None
         except SimulationError as error:
             raise Failure(f"{args.file}: error: {error}") from None
-
-        for record in log:
-            print(record.line())
-        print(f"total bytes sent: {total_sent(log)} (all ranks); cost model: {model}")
 
         results, failures = self.assemble(outputs, res_dists)
         if args.save_outputs is not None:
@@ -314,6 +343,30 @@ class Run:
                 return 1
             print("check: OK")
         return 0
+
+    def run_torch(self, compiled: ModuleOp, shards: Sequence[dict], kernels: dict[str, ops_numpy.Kernel] | None,
+                  model: int) -> list[dict] | None:
+        """Run on torch.distributed (forked ranks, or this torchrun rank); print the measured table."""
+        try:
+            from sbpc.runtime import torch_backend
+        except ImportError as error:
+            raise Failure(f"error: --backend torch needs torch (pip install -e '.[dist]'): {error}") from None
+        args = self.args
+        job = torch_backend.Job(compiled, args.entry, shards, kernels)
+        options = torch_backend.TorchOptions(args.dist_backend, args.timeout, args.repeat)
+        try:
+            if torch_backend.launched_by_torchrun():
+                result = torch_backend.run_as_rank(job, options)
+            else:
+                (result,) = torch_backend.run_local([job], options)
+        except torch_backend.TorchBackendError as error:
+            raise self.located(OpError(find_function(compiled, args.entry), str(error)), compiled) from None
+        if result is None:
+            return None
+        for line in torch_backend.report_lines(result.records, model, args.repeat):
+            print(line)
+        self.torch_tolerant = torch_backend.rounds_differently(compiled, args.entry)
+        return result.outputs
 
     def assemble(self, outputs: Sequence[dict], dists: Sequence[Dist]) -> tuple[list[np.ndarray | None], list[str]]:
         results: list[np.ndarray | None] = []
@@ -339,7 +392,7 @@ class Run:
               results: Sequence[np.ndarray | None], dists: Sequence[Dist]) -> list[str]:
         try:
             expected = reference(module, self.args.entry, inputs, self.reference_kernels())
-            tolerant = reorders_float_sums(compiled, self.args.entry)
+            tolerant = reorders_float_sums(compiled, self.args.entry) or self.torch_tolerant
         except DiagnosticException as error:
             raise self.located(error, module) from None
         failures: list[str] = []
