@@ -51,7 +51,8 @@ def torch_dtype(dtype: np.dtype) -> torch.dtype:
 
 def to_torch(arr: np.ndarray) -> torch.Tensor:
     """A torch tensor sharing (or copying) a numpy array; bf16 goes through its 16-bit pattern."""
-    arr = np.ascontiguousarray(arr)
+    arr = np.asarray(arr)  # numpy scalars (0-d results) too
+    arr = arr if arr.flags.c_contiguous else arr.copy()  # (np.ascontiguousarray makes 0-d arrays 1-d)
     if arr.dtype == BF16:
         return torch.from_numpy(arr.view(np.int16)).view(torch.bfloat16)
     return torch.from_numpy(arr)

@@ -228,6 +228,8 @@ def _run_rank(job: Job, coord: Coord, comm: RankCollectives, rank: int, progress
                 except (RuntimeError, dist.DistBackendError) as error:
                     raise _RankError(position, f"{describe_op(op)}: torch.distributed failed: {error}",
                                      True) from error
+                except Exception as error:  # the exchange itself failed on this rank
+                    raise _RankError(position, f"{describe_op(op)}: {type(error).__name__}: {error}") from error
                 log.append((sent, time.perf_counter() - began))
                 continue
             if (todo := UNLOWERED.get(type(op))) is not None:
