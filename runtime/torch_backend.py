@@ -176,10 +176,14 @@ class _Progress:
 
     def __init__(self, ctx: multiprocessing.context.BaseContext, world: int):
         self.position = ctx.Array("q", [-1] * world, lock=False)
+        self.job = ctx.Array("q", [0] * world, lock=False)
         self.ticks = ctx.Array("q", [0] * world, lock=False)
+        self.waiting = ctx.Array("b", [0] * world, lock=False)
+        """1 while the rank is inside a collective (waiting for peers is not hanging)."""
 
-    def at(self, rank: int, position: int) -> None:
+    def at(self, rank: int, position: int, waiting: bool = False) -> None:
         self.position[rank] = position
+        self.waiting[rank] = int(waiting)
         self.ticks[rank] += 1
 
 
@@ -215,13 +219,18 @@ def _run_rank(job: Job, coord: Coord, comm: RankCollectives, rank: int, progress
             progress.at(rank, position)
         try:
             if fault is not None:
-                fault.strike(rank, index)
+                try:
+                    fault.strike(rank, index)
+                except RuntimeError as error:
+                    raise OpError(op, f"{describe_op(op)}: {error}") from error
             if isinstance(op, func.ReturnOp):
                 return [ops_torch.to_numpy(env[v]) for v in op.operands], log
             if isinstance(op, CollectiveOp):
                 step = collective_step(op)
                 value = env[op.operands[0]]
                 _local_shape_check(op, value, step.source().local_shape(coord), "operand", coord)
+                if progress is not None:
+                    progress.at(rank, position, waiting=True)
                 began = time.perf_counter()
                 try:
                     env[op.results[0]], sent = comm.run(step, value)
@@ -329,6 +338,7 @@ def _child(rank: int, world: int, store: str, jobs: Sequence[Job], hierarchy: tu
         fault = _Fault.from_env()
         results = []
         for job_index, job in enumerate(jobs):
+            progress.job[rank] = job_index
             times: list[list[float]] = []
             for _ in range(options.repeat):
                 dist.barrier()
@@ -340,7 +350,7 @@ def _child(rank: int, world: int, store: str, jobs: Sequence[Job], hierarchy: tu
     except _RankError as error:
         conn.send(("error", rank, job_index, error.position, error.message, error.in_collective))
     except BaseException as error:  # reported to the parent, which prints it; the child must not unwind
-        conn.send(("error", rank, job_index, None, f"{type(error).__name__}: {error}", True))
+        conn.send(("error", rank, job_index, None, f"{type(error).__name__}: {error}", False))
     finally:
         conn.close()
         os._exit(0)  # no atexit handlers of the parent (pytest), no destroy_process_group waiting on peers
@@ -436,7 +446,8 @@ def _watch(children: Sequence[multiprocessing.process.BaseProcess], conns: Seque
         r = min(dead)
         code = dead[r]
         how = f"was killed by {signal.Signals(-code).name}" if code < 0 else f"exited with status {code}"
-        _raise_at(jobs, hierarchy, r, progress.position[r], f"the rank process {how} while running this op")
+        _raise_at(jobs, hierarchy, r, progress.position[r], f"the rank process {how} while running this op",
+                  progress.job[r])
     if errors:
         local = [r for r, e in errors.items() if not e[5]]
         r = min(local) if local else min(errors)
@@ -447,12 +458,14 @@ def _watch(children: Sequence[multiprocessing.process.BaseProcess], conns: Seque
 
 def _raise_hang(progress: _Progress, ranks: Sequence[int], timeout: float, jobs: Sequence[Job],
                 hierarchy: tuple[int, ...]) -> None:
-    behind = min(progress.position[r] for r in ranks)
-    stuck = [r for r in ranks if progress.position[r] == behind]
+    # The hanging ranks are the furthest behind (job, then op) and, among those, not waiting in a collective.
+    behind = min((progress.job[r], progress.position[r]) for r in ranks)
+    last = [r for r in ranks if (progress.job[r], progress.position[r]) == behind]
+    stuck = [r for r in last if not progress.waiting[r]] or last
     others = [r for r in ranks if r not in stuck]
     waiting = f"; ranks {others} wait for it" if others else ""
-    _raise_at(jobs, hierarchy, stuck[0], behind,
-              f"no rank made progress for {timeout:g} s: rank(s) {stuck} hang in this op{waiting}")
+    _raise_at(jobs, hierarchy, stuck[0], behind[1],
+              f"no rank made progress for {timeout:g} s: rank(s) {stuck} hang in this op{waiting}", behind[0])
 
 
 def _raise_at(jobs: Sequence[Job], hierarchy: tuple[int, ...], rank: int, position: int | None, message: str,

@@ -9,7 +9,8 @@ member holds and wants, the flat pieces of an all-reduce and the reduction itsel
   position among the sorted flat ranks; parts are laid out in that order and mapped back.
 * `all_gather` with equal shards is `dist.all_gather`; uneven ones, and every `all_to_all`, are
   one `all_to_all_single` with split sizes (gloo has no uneven all_gather).
-* Integer `all_reduce` / `reduce_scatter` (on dtypes gloo reduces) are native: integer reduction
+* Integer `all_reduce` / `reduce_scatter` (on dtypes gloo reduces; a reduce_scatter only when no
+  part is empty) are native: integer reduction
   is exact in any order. Float ones exchange the parts (`all_to_all_single`) and reduce them
   locally in the simulator's member order, so results are bit-identical (a native float reduction
   sums in gloo's order); the all-reduce then all-gathers its reduced pieces.
@@ -153,6 +154,14 @@ class RankCollectives:
             out, sent = self._all_reduce(view, local, spec.src[spec.mesh_axes[0]])
         return to_torch(out), sent
 
+    @staticmethod
+    def _take(local: np.ndarray, have: Sequence[tuple[int, int]], box: Sequence[tuple[int, int]]) -> np.ndarray:
+        """The block `box` of the shard, empty when the box is (its ranges may then be reversed, which
+        slicing would read as negative indices)."""
+        if any(hi <= lo for lo, hi in box):
+            return np.empty([0] * len(box), local.dtype)
+        return take_block(local, have, box)
+
     def _move(self, view: RankView, local: np.ndarray) -> tuple[np.ndarray, int]:
         """all_gather / all_to_all: every member gets the part of every shard it wants."""
         n, me = len(view.members), view.index
@@ -167,7 +176,7 @@ class RankCollectives:
             boxes = [view.have[r] for r in range(n)]
             sent = local.nbytes * (n - 1)
         else:
-            sends = [_bytes(take_block(local, have, view.box(me, k))) for k in range(n)]
+            sends = [_bytes(self._take(local, have, view.box(me, k))) for k in range(n)]
             recv_sizes = [everyone[r][me] * item for r in range(n)]
             traffic = any(everyone[r][k] for r in range(n) for k in range(n) if k != r)
             parts = self.exchange(view, sends, recv_sizes, traffic)
@@ -184,10 +193,11 @@ class RankCollectives:
     def _reduce_scatter(self, view: RankView, local: np.ndarray, entry: PartialAttr) -> tuple[np.ndarray, int]:
         n, me = len(view.members), view.index
         have = view.have[me]
-        blocks = [np.ascontiguousarray(take_block(local, have, view.want[k])) for k in range(n)]
+        blocks = [np.ascontiguousarray(self._take(local, have, view.want[k])) for k in range(n)]
         sent = sum(b.nbytes for k, b in enumerate(blocks) if k != me)
         want_shape = [hi - lo for lo, hi in view.want[me]]
-        if local.dtype in _NATIVE_REDUCE_DTYPES:
+        # gloo's reduce_scatter aborts on an empty part: those go through the exchange
+        if local.dtype in _NATIVE_REDUCE_DTYPES and all(view.volume(w) for w in view.want):
             group, order = self.groups.group(view.members)
             out = torch.empty(math.prod(want_shape), dtype=torch_dtype(local.dtype), device=self.device)
             dist.reduce_scatter(out, [to_torch(blocks[order[g]]).reshape(-1).to(self.device) for g in range(n)],
