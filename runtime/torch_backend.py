@@ -35,6 +35,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 from multiprocessing.connection import Connection, wait
+from multiprocessing.synchronize import Lock
 
 import numpy as np
 import torch
@@ -324,7 +325,7 @@ def device_for(backend: str, local_rank: int) -> torch.device:
 
 
 def _child(rank: int, world: int, store: str, jobs: Sequence[Job], hierarchy: tuple[int, ...],
-           options: TorchOptions, conn: Connection, progress: _Progress) -> None:
+           options: TorchOptions, conn: Connection, progress: _Progress, kernel_lock: Lock) -> None:
     os.environ["OMP_NUM_THREADS"] = "1"
     torch.set_num_threads(1)
     coord = mesh_coords(hierarchy)[rank]
@@ -342,7 +343,7 @@ def _child(rank: int, world: int, store: str, jobs: Sequence[Job], hierarchy: tu
             times: list[list[float]] = []
             for _ in range(options.repeat):
                 dist.barrier()
-                outputs, log = run_rank(job, coord, comm, rank, progress, fault)
+                outputs, log = run_rank(_serialised(job, kernel_lock), coord, comm, rank, progress, fault)
                 times.append([t for _, t in log])
             results.append((outputs, [s for s, _ in log], times))
         progress.at(rank, -1)
@@ -354,6 +355,22 @@ def _child(rank: int, world: int, store: str, jobs: Sequence[Job], hierarchy: tu
     finally:
         conn.close()
         os._exit(0)  # no atexit handlers of the parent (pytest), no destroy_process_group waiting on peers
+
+
+def _serialised(job: Job, lock: Lock) -> Job:
+    """The job with its `--kernels` overrides called one rank at a time: they may build and cache files on
+    first use (the Ascend C kernels write their sources to a shared directory), which ranks must not race on."""
+    if not job.kernels:
+        return job
+
+    def locked(kernel: ops_numpy.Kernel) -> ops_numpy.Kernel:
+        def call(operands: list[np.ndarray], op: Operation) -> np.ndarray:
+            with lock:
+                return kernel(operands, op)
+
+        return call
+
+    return Job(job.module, job.entry, job.shards, {name: locked(k) for name, k in job.kernels.items()})
 
 
 def run_local(jobs: Sequence[Job], options: TorchOptions = TorchOptions()) -> list[TorchResult]:
@@ -369,6 +386,7 @@ def run_local(jobs: Sequence[Job], options: TorchOptions = TorchOptions()) -> li
         device_for(options.dist_backend, r)
     ctx = multiprocessing.get_context("fork")
     progress = _Progress(ctx, world)
+    kernel_lock = ctx.Lock()
     tmp = tempfile.mkdtemp(prefix="sbpc-torch-")
     began = time.perf_counter()
     children: list[multiprocessing.process.BaseProcess] = []
@@ -377,7 +395,7 @@ def run_local(jobs: Sequence[Job], options: TorchOptions = TorchOptions()) -> li
         for rank in range(world):
             receive, send = ctx.Pipe(duplex=False)
             child = ctx.Process(target=_child, args=(rank, world, os.path.join(tmp, "store"), jobs, hierarchy,
-                                                     options, send, progress), daemon=True)
+                                                     options, send, progress, kernel_lock), daemon=True)
             child.start()
             send.close()
             children.append(child)
