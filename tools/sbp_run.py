@@ -2,6 +2,7 @@
 
     sbp-run FILE [--entry main] [--seed N | --inputs a.npy,b.npy] [--pipeline P]
                  [--kernels numpy|ascendc-cpu] [--check] [--save-outputs DIR] [--debug]
+                 [--backend simulator|torch] [--dist-backend gloo|nccl|hccl] [--timeout S] [--repeat N]
 
 1. parse and verify FILE (located errors, exit 1);
 2. build global inputs: seeded random (floats standard normal, integers in [-10, 10]) or `.npy`
@@ -11,7 +12,10 @@
 4. distribute every input by its argument's SBP (`boxing_semantics.distribute`; partial inputs as
    random pieces), run the compiled program in lock step on every rank (`runtime.simulator`),
    and reassemble the outputs by the results' SBPs;
-5. print, per collective, the bytes each rank sent, then the total and the cost model's prediction;
+   With `--backend torch` the compiled program runs on torch.distributed instead, one forked process
+   per rank, or this process's rank under torchrun (`runtime.torch_backend`, SPEC §4.1);
+5. print, per collective, the bytes each rank sent (torch: and its measured time beside the α-β
+   model's), then the total and the cost model's prediction;
 6. with `--check`, compare with the global numpy reference run on the original program: bitwise
    unless the program sums floats in another order (then allclose with per-dtype tolerances);
    print `check: OK` or a mismatch report and exit 1 on mismatch.
