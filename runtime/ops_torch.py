@@ -7,7 +7,8 @@ Element types map to torch's: f32, f16, torch.bfloat16, int8/16/32/64.
 Bit for bit equal to numpy: elementwise arithmetic (IEEE, f16/bf16 rounded once from float32),
 integer wrap-around and C division/remainder (guarded, since a torch integer division by 0 raises
 and INT_MIN / -1 traps), fmod (C fmod), maximum/minimum/relu (NaN propagates), casts, max/min
-reductions, transpose and reshape. Not bit for bit: `exp` of floats (torch's vectorised exp differs
+reductions, transpose and reshape (a NaN may differ in sign: fmod by 0 is -NaN in numpy, +NaN in torch;
+NaN is compared as NaN). Not bit for bit: `exp` of floats (torch's vectorised exp differs
 from numpy's in the last ulp on ~40 % of f32 inputs) and float `matmul` / `reduce_sum` (another
 summation order). Those are listed in `ROUNDS_DIFFERENTLY`; `--check` compares them within its
 per-dtype tolerance, as the simulator does for summation order.

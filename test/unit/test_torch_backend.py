@@ -14,7 +14,9 @@ import pytest
 from xdsl.context import Context
 
 from sbpc.dialects.sbp import BROADCAST, ReduceKind, partial, split
+from sbpc.runtime import ops_numpy, ops_torch
 from sbpc.runtime.random_programs import random_program
+from sbpc.runtime.simulator import sbp_text
 from sbpc.runtime.torch_backend import FAULT_ENV
 from sbpc.runtime.torch_conformance import check_cases, compile_case
 from sbpc.tools.sbp_opt import register_dialects
@@ -46,17 +48,6 @@ def test_examples_check_on_torch(example: str) -> None:
     assert "total collective time: measured" in output, output
 
 
-def _nested(hierarchy: tuple[int, ...], first: int = 0) -> str:
-    if len(hierarchy) == 1:
-        return "[" + ", ".join(str(first + i) for i in range(hierarchy[0])) + "]"
-    stride = int(np.prod(hierarchy[1:]))
-    return "[" + ", ".join(_nested(hierarchy[1:], first + i * stride) for i in range(hierarchy[0])) + "]"
-
-
-def _sbp(state) -> str:
-    return "[" + ", ".join(e.short_str() for e in state) + "]"
-
-
 @pytest.mark.parametrize(("hierarchy", "dtype"), [((2, 2), "f32"), ((2, 3), "i32")])
 def test_exhaustive_boxing_pairs_on_torch(ctx: Context, hierarchy: tuple[int, ...], dtype: str) -> None:
     """Issue 4's pairs (every ordered pair of [S(0), S(1), B, P, P(max)]^2), both planners, lowered by
@@ -65,16 +56,47 @@ def test_exhaustive_boxing_pairs_on_torch(ctx: Context, hierarchy: tuple[int, ..
     cases = []
     for planner in ("optimal", "oneflow"):
         for k, (src, dst) in enumerate(itertools.product(states, states)):
-            a, b = f"!sbp.tensor<5x7x{dtype}, @m, {_sbp(src)}>", f"!sbp.tensor<5x7x{dtype}, @m, {_sbp(dst)}>"
-            text = (f'sbp.placement @m "cpu" {_nested(hierarchy)}\n'
+            a, b = f"!sbp.tensor<5x7x{dtype}, @m, {sbp_text(src)}>", f"!sbp.tensor<5x7x{dtype}, @m, {sbp_text(dst)}>"
+            text = (f'sbp.placement @m "cpu" {np.arange(np.prod(hierarchy)).reshape(hierarchy).tolist()}\n'
                     f"func.func @main(%a: {a}) -> {b} {{\n"
                     f"  %0 = sbp.boxing %a : {a} -> {b}\n"
                     f"  func.return %0 : {b}\n}}\n")
-            cases.append(compile_case(ctx, f"{planner} {_sbp(src)} -> {_sbp(dst)}", text,
+            cases.append(compile_case(ctx, f"{planner} {sbp_text(src)} -> {sbp_text(dst)}", text,
                                       f"lower-boxing{{planner={planner}}}", k))
     failures, compared = check_cases(cases)
     assert not failures, "\n".join(failures[:20])
     assert compared > len(cases)  # most pairs need at least one collective
+
+
+def test_every_numpy_op_has_a_torch_kernel() -> None:
+    assert set(ops_torch.KERNELS) == set(ops_numpy.KERNELS)
+
+
+def _equal_bits_but_nan(got: np.ndarray, want: np.ndarray) -> bool:
+    """Same dtype, shape and values, signed zeros included; NaN matches any NaN (numpy's fmod by 0 is -NaN,
+    torch's +NaN)."""
+    g, w = got.astype(np.float64), want.astype(np.float64)
+    nan = np.isnan(w)
+    same = (np.isnan(g) == nan).all() and (g[~nan] == w[~nan]).all() and (np.signbit(g) == np.signbit(w))[~nan].all()
+    return got.dtype == want.dtype and got.shape == want.shape and bool(same)
+
+
+def test_torch_kernels_edge_values_match_numpy() -> None:
+    """C division and remainder at 0, -1 and INT_MIN, f16/bf16 fmod, casts and empty max-reductions:
+    bit for bit as ops_numpy."""
+    i32 = np.array([-2**31, -7, -1, 0, 1, 7, 2**31 - 1], np.int32)
+    a, b = np.repeat(i32, len(i32)), np.tile(i32, len(i32))
+    for t, n in ((ops_torch.int_div, ops_numpy.int_div), (ops_torch.int_fmod, ops_numpy.int_fmod)):
+        assert ops_torch.to_numpy(t(ops_torch.to_torch(a), ops_torch.to_torch(b))).tobytes() == n(a, b).tobytes()
+    rng = np.random.default_rng(0)
+    for dtype in (np.dtype(np.float16), ops_numpy.BF16, np.dtype(np.float32)):
+        x = (rng.standard_normal(512) * 100).astype(np.float32).astype(dtype)
+        y = np.concatenate([rng.standard_normal(510), [0.0, -0.0]]).astype(np.float32).astype(dtype)
+        got = ops_torch.to_numpy(ops_torch.fmod_tensors(ops_torch.to_torch(x), ops_torch.to_torch(y)))
+        assert _equal_bits_but_nan(got, ops_numpy.fmod_arrays(x, y))
+        for target in (np.dtype(np.int32), np.dtype(np.float16), ops_numpy.BF16):
+            cast = ops_torch.cast_tensor(ops_torch.to_torch(x), ops_torch.torch_dtype(target))
+            assert ops_torch.to_numpy(cast).tobytes() == ops_numpy.cast_array(x, target).tobytes()
 
 
 def test_random_programs_on_torch(ctx: Context) -> None:
