@@ -44,7 +44,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Operation, SSAValue
 
-from sbpc.dialects.collectives import Coord, Shards, mesh_coords
+from sbpc.dialects.collectives import Coord, InvalidStep, Shards, mesh_coords
 from sbpc.dialects.errors import OpError
 from sbpc.dialects.sbp import GlobalTensorType
 from sbpc.dialects.sbp_ops import CollectiveOp, ReshapeOp, describe_op
@@ -238,6 +238,8 @@ def _run_rank(job: Job, coord: Coord, comm: RankCollectives, rank: int, progress
                 except (RuntimeError, dist.DistBackendError) as error:
                     raise _RankError(position, f"{describe_op(op)}: torch.distributed failed: {error}",
                                      True) from error
+                except InvalidStep as error:  # the verifier rejects these; an unverified module may not
+                    raise OpError(op, f"{describe_op(op)}: {error}") from error
                 except Exception as error:  # the exchange itself failed on this rank
                     raise _RankError(position, f"{describe_op(op)}: {type(error).__name__}: {error}") from error
                 log.append((sent, time.perf_counter() - began))

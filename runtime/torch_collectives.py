@@ -60,7 +60,7 @@ class ProcessGroups:
 
     Every rank must construct this with the same arguments (torch creates groups collectively)."""
 
-    def __init__(self, hierarchy: Sequence[int], axes_sets: Sequence[tuple[int, ...]], backend: str | None = None):
+    def __init__(self, hierarchy: Sequence[int], axes_sets: Sequence[tuple[int, ...]]):
         self.hierarchy = tuple(hierarchy)
         self.flat = {c: i for i, c in enumerate(mesh_coords(self.hierarchy))}
         self._groups: dict[tuple[Coord, ...], dist.ProcessGroup] = {}
@@ -71,7 +71,7 @@ class ProcessGroups:
                 if len(key) == 1 or key in seen:
                     continue
                 seen.add(key)
-                self._groups[key] = dist.new_group(ranks=[self.flat[m] for m in key], backend=backend)
+                self._groups[key] = dist.new_group(ranks=[self.flat[m] for m in key])
 
     def group(self, members: tuple[Coord, ...]) -> tuple[dist.ProcessGroup, list[int]]:
         """The group of `members` and, per group rank, the member index it is (new_group sorts ranks)."""
