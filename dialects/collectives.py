@@ -437,3 +437,65 @@ def _take(arr: np.ndarray, held: Sequence[tuple[int, int]], box: Sequence[tuple[
 def _put(buf: np.ndarray, held: Sequence[tuple[int, int]], box: Sequence[tuple[int, int]], block: np.ndarray) -> None:
     index = tuple(slice(lo - h0, hi - h0) for (lo, hi), (h0, _) in zip(box, held, strict=True))
     buf[index] = block
+
+
+# ---------------------------------------------------------------------------
+# One rank's part (executors that run each rank in its own process)
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RankView:
+    """One rank's part in one step: its group in member order, its position there, and the index
+    ranges every member holds before (`have`) and after (`want`) the step."""
+
+    members: tuple[Coord, ...]
+    index: int
+    have: tuple[tuple[tuple[int, int], ...], ...]
+    want: tuple[tuple[tuple[int, int], ...], ...]
+
+    def box(self, r: int, k: int) -> tuple[tuple[int, int], ...]:
+        """The block member `r` gives member `k` (the part of r's data k wants)."""
+        return _intersect(self.have[r], self.want[k])
+
+    def volume(self, box: Sequence[tuple[int, int]]) -> int:
+        return _volume(box)
+
+
+def rank_view(src: NdSbp, dst: NdSbp, axes: Sequence[int], shape: Sequence[int], hierarchy: Sequence[int],
+              coord: Coord) -> RankView:
+    """The group of `coord` in a step on `axes` and what each member holds (as `execute_step` sees it)."""
+    for members in groups(hierarchy, axes):
+        if coord in members:
+            return RankView(
+                tuple(members), members.index(coord),
+                tuple(ranges(shape, src, hierarchy, m) for m in members),
+                tuple(ranges(shape, dst, hierarchy, m) for m in members),
+            )
+    raise ValueError(f"rank {list(coord)} is not on a mesh of shape {list(hierarchy)}")
+
+
+def take_block(arr: np.ndarray, held: Sequence[tuple[int, int]], box: Sequence[tuple[int, int]]) -> np.ndarray:
+    """The part `box` (absolute ranges) of a shard holding `held`."""
+    return _take(arr, held, box)
+
+
+def put_block(buf: np.ndarray, held: Sequence[tuple[int, int]], box: Sequence[tuple[int, int]],
+              block: np.ndarray) -> None:
+    """Write `block` (absolute ranges `box`) into a buffer holding `held`."""
+    _put(buf, held, box, block)
+
+
+def receive_buffer(view: RankView, dtype: np.dtype) -> np.ndarray:
+    """The poisoned result buffer of a moving step, so that data a step fails to deliver shows up."""
+    return np.full([hi - lo for lo, hi in view.want[view.index]], _poison(dtype), dtype=dtype)
+
+
+def local_step(kind: str, shard: np.ndarray, src: NdSbp, dst: NdSbp, axes: Sequence[int], view: RankView) -> np.ndarray:
+    """`all_slice` or `to_partial` on one rank's shard (neither sends anything)."""
+    have, want = view.have[view.index], view.want[view.index]
+    if kind == "all_slice":
+        return _take(shard, have, want).copy()
+    if kind == "to_partial":
+        return _to_partial(shard, src, dst, axes, have, want, view.index == 0)
+    raise ValueError(f"{kind} is not a local step")

@@ -307,7 +307,7 @@ def _check_static_shapes(op: Operation, shards: Shards, ty: TensorType) -> None:
                               f"computed on rank {list(coord)}")
 
 
-def _check_signature(op: Operation) -> None:
+def check_signature(op: Operation) -> None:
     """An op whose operand SBP differs from its inferred signature still needs boxing."""
     sig = op.attributes.get("sbp.signature")
     if not isinstance(sig, SignatureAttr):
@@ -322,7 +322,7 @@ def _check_signature(op: Operation) -> None:
             )
 
 
-def _reshape_local_shapes(op: Operation, coords: Sequence[Coord]) -> dict[Coord, tuple[int, ...]]:
+def reshape_local_shapes(op: Operation, coords: Sequence[Coord]) -> dict[Coord, tuple[int, ...]]:
     ty = op.results[0].type
     if isinstance(ty, GlobalTensorType):
         dist = type_dist(op, ty, "result")
@@ -349,7 +349,7 @@ def _run_local(
     for i, shards in enumerate(operands[1:], 1):
         if sorted(shards) != coords:
             raise OpError(op, f"{describe_op(op)}: operand {i} is held on other ranks than operand 0")
-    shapes = _reshape_local_shapes(op, coords) if isinstance(op, ReshapeOp) else {}
+    shapes = reshape_local_shapes(op, coords) if isinstance(op, ReshapeOp) else {}
     out: Shards = {}
     for coord in coords:
         try:
@@ -408,7 +408,7 @@ def simulate(
                 env[op.results[0]] = env[op.operands[0]]
                 continue
             if name in ops_numpy.KERNELS:
-                _check_signature(op)
+                check_signature(op)
                 out = _run_local(op, env, kernels)
                 ty = op.results[0].type
                 if isinstance(ty, GlobalTensorType):

@@ -2,6 +2,7 @@
 
     sbp-run FILE [--entry main] [--seed N | --inputs a.npy,b.npy] [--pipeline P]
                  [--kernels numpy|ascendc-cpu] [--check] [--save-outputs DIR] [--debug]
+                 [--backend simulator|torch] [--dist-backend gloo|nccl|hccl] [--timeout S] [--repeat N]
 
 1. parse and verify FILE (located errors, exit 1);
 2. build global inputs: seeded random (floats standard normal, integers in [-10, 10]) or `.npy`
@@ -11,7 +12,10 @@
 4. distribute every input by its argument's SBP (`runtime.distribute`; partial inputs as exact
    random pieces), run the compiled program in lock step on every rank (`runtime.simulator`),
    and reassemble the outputs by the results' SBPs;
-5. print, per collective, the bytes each rank sent, then the total and the cost model's prediction;
+   With `--backend torch` the compiled program runs on torch.distributed instead, one forked process
+   per rank, or this process's rank under torchrun (`runtime.torch_backend`, SPEC §4.1);
+5. print, per collective, the bytes each rank sent (torch: and its measured time beside the α-β
+   model's), then the total and the cost model's prediction;
 6. with `--check`, compare with the global numpy reference run on the original program: bitwise
    unless the program sums floats in another order (then allclose with per-dtype tolerances);
    print `check: OK` or a mismatch report and exit 1 on mismatch. With `--kernels ascendc-cpu` the
@@ -30,7 +34,7 @@ import os
 import re
 import sys
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, NoReturn
 
 import numpy as np
@@ -96,8 +100,29 @@ def build_arg_parser() -> argparse.ArgumentParser:
     parser.add_argument("--check", action="store_true", help="compare the outputs with the global numpy reference")
     parser.add_argument("--save-outputs", metavar="DIR", default=None,
                         help="write the reassembled outputs as DIR/result0.npy, DIR/result1.npy, ...")
+    parser.add_argument("--backend", choices=("simulator", "torch"), default="simulator",
+                        help="run on the lock-step mesh simulator (default) or on torch.distributed processes")
+    parser.add_argument("--dist-backend", choices=("gloo", "nccl", "hccl"), default="gloo",
+                        help="torch.distributed backend of --backend torch (default gloo, on the CPU)")
+    parser.add_argument("--timeout", type=_positive(float), default=60.0, metavar="S",
+                        help="--backend torch: seconds without progress on any rank before the run fails (default 60)")
+    parser.add_argument("--repeat", type=_positive(int), default=1, metavar="N",
+                        help="--backend torch: run the program N times and report median times (default 1)")
     parser.add_argument("--debug", action="store_true", help="show Python tracebacks on errors")
     return parser
+
+
+def _positive(kind: type) -> Callable[[str], float]:
+    def parse(text: str) -> float:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from None
+        if value <= 0:
+            raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
+        return value
+
+    return parse
 
 
 # ---------------------------------------------------------------------------
@@ -114,6 +139,8 @@ class Run:
         register_dialects(self.ctx)
         self.source: Source | None = None
         self.positions: dict[Operation, int] = {}
+        self.torch_tolerant = False
+        """Whether torch rounded a float op differently from numpy (then --check uses its tolerance)."""
 
     # -- diagnostics ---------------------------------------------------------
     def located(self, error: Exception, module: ModuleOp | None) -> Failure:
@@ -316,16 +343,21 @@ class Run:
                     raise Failure(f"error: the pipeline changed argument {i} of @{args.entry} from shape "
                                   f"{list(shape)} to {list(dist.shape)}")
             shards = [distribute(x, d.sbp, d.hierarchy, rng) for x, d in zip(inputs, arg_dists, strict=True)]
-            outputs, log = simulate(compiled, args.entry, shards, kernels)
             model = modelled_bytes(compiled, args.entry)
+            if args.backend == "torch":
+                found = self.run_torch(compiled, shards, kernels, model)
+                if found is None:  # a torchrun rank other than 0: rank 0 reports
+                    return 0
+                outputs = found
+            else:
+                outputs, log = simulate(compiled, args.entry, shards, kernels)
+                for record in log:
+                    print(record.line())
+                print(f"total bytes sent: {total_sent(log)} (all ranks); cost model: {model}")
         except DiagnosticException as error:
             raise self.located(error, compiled) from None
         except SimulationError as error:
             raise Failure(f"{args.file}: error: {error}") from None
-
-        for record in log:
-            print(record.line())
-        print(f"total bytes sent: {total_sent(log)} (all ranks); cost model: {model}")
 
         results, failures = self.assemble(outputs, res_dists)
         if args.save_outputs is not None:
@@ -343,6 +375,30 @@ class Run:
                 return 1
             print("check: OK")
         return 0
+
+    def run_torch(self, compiled: ModuleOp, shards: Sequence[dict], kernels: dict[str, ops_numpy.Kernel] | None,
+                  model: int) -> list[dict] | None:
+        """Run on torch.distributed (forked ranks, or this torchrun rank); print the measured table."""
+        try:
+            from sbpc.runtime import torch_backend
+        except ImportError as error:
+            raise Failure(f"error: --backend torch needs torch (pip install -e '.[dist]'): {error}") from None
+        args = self.args
+        job = torch_backend.Job(compiled, args.entry, shards, kernels)
+        options = torch_backend.TorchOptions(args.dist_backend, args.timeout, args.repeat)
+        try:
+            if torch_backend.launched_by_torchrun():
+                result = torch_backend.run_as_rank(job, options)
+            else:
+                (result,) = torch_backend.run_local([job], options)
+        except torch_backend.TorchBackendError as error:
+            raise self.located(OpError(find_function(compiled, args.entry), str(error)), compiled) from None
+        if result is None:
+            return None
+        for line in torch_backend.report_lines(result.records, model, args.repeat):
+            print(line)
+        self.torch_tolerant = torch_backend.rounds_differently(compiled, args.entry)
+        return result.outputs
 
     def assemble(self, outputs: Sequence[dict], dists: Sequence[Dist]) -> tuple[list[np.ndarray | None], list[str]]:
         results: list[np.ndarray | None] = []
@@ -369,7 +425,7 @@ class Run:
         deviation = self.fmod_deviation()
         try:
             expected = reference(module, self.args.entry, inputs, None if deviation is None else deviation.overrides())
-            tolerant = reorders_float_sums(compiled, self.args.entry)
+            tolerant = reorders_float_sums(compiled, self.args.entry) or self.torch_tolerant
         except DiagnosticException as error:
             raise self.located(error, module) from None
         if deviation is not None and deviation.elements:
