@@ -10,9 +10,9 @@ import math
 from collections.abc import Sequence
 
 from xdsl.dialects import func
-from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, StringAttr, SymbolRefAttr, i64
-from xdsl.ir import Operation
-from xdsl.irdl import IRDLOperation, irdl_op_definition, prop_def, traits_def
+from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, StringAttr, SymbolRefAttr, f64, i64
+from xdsl.ir import Attribute, Operation
+from xdsl.irdl import IRDLOperation, irdl_op_definition, opt_prop_def, prop_def, traits_def
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.traits import SymbolOpInterface, SymbolTable
@@ -28,7 +28,9 @@ from sbpc.dialects.sharding import max_local_shape
 class PlacementOp(IRDLOperation):
     """`sbp.placement @p "cpu" [[0, 1], [2, 3]]`: a device mesh (OneFlow `flow.placement`).
 
-    The hierarchy is the shape of the nested rank list; ranks are stored flat, row-major.
+    The hierarchy is the shape of the nested rank list; ranks are stored flat, row-major. An
+    optional `links [(GB/s, µs), ...]` gives each mesh axis's bandwidth and per-hop latency
+    (properties `link_bandwidth`, `link_latency`); absent, the cost model's defaults apply.
     """
 
     name = "sbp.placement"
@@ -36,23 +38,37 @@ class PlacementOp(IRDLOperation):
     device_type = prop_def(StringAttr)
     hierarchy = prop_def(DenseArrayBase.constr(i64))
     ranks = prop_def(DenseArrayBase.constr(i64))
+    link_bandwidth = opt_prop_def(DenseArrayBase.constr(f64))
+    link_latency = opt_prop_def(DenseArrayBase.constr(f64))
     traits = traits_def(SymbolOpInterface())
 
-    def __init__(self, sym_name: str, device_type: str, hierarchy: Sequence[int], ranks: Sequence[int]):
-        super().__init__(
-            properties={
-                "sym_name": StringAttr(sym_name),
-                "device_type": StringAttr(device_type),
-                "hierarchy": DenseArrayBase.from_list(i64, hierarchy),
-                "ranks": DenseArrayBase.from_list(i64, ranks),
-            }
-        )
+    def __init__(
+        self, sym_name: str, device_type: str, hierarchy: Sequence[int], ranks: Sequence[int],
+        links: Sequence[tuple[float, float]] | None = None,
+    ):
+        properties: dict[str, Attribute] = {
+            "sym_name": StringAttr(sym_name),
+            "device_type": StringAttr(device_type),
+            "hierarchy": DenseArrayBase.from_list(i64, hierarchy),
+            "ranks": DenseArrayBase.from_list(i64, ranks),
+        }
+        if links is not None:
+            properties["link_bandwidth"] = DenseArrayBase.from_list(f64, [float(b) for b, _ in links])
+            properties["link_latency"] = DenseArrayBase.from_list(f64, [float(lat) for _, lat in links])
+        super().__init__(properties=properties)
 
     def get_hierarchy(self) -> tuple[int, ...]:
         return tuple(self.hierarchy.get_values())  # type: ignore[return-value]
 
     def get_ranks(self) -> tuple[int, ...]:
         return tuple(self.ranks.get_values())  # type: ignore[return-value]
+
+    def get_links(self) -> tuple[tuple[float, float], ...] | None:
+        """Per mesh axis (bandwidth GB/s, latency µs per hop), or None when not given."""
+        if self.link_bandwidth is None or self.link_latency is None:
+            return None
+        bandwidth, latency = self.link_bandwidth.get_values(), self.link_latency.get_values()
+        return tuple((float(b), float(lat)) for b, lat in zip(bandwidth, latency, strict=True))
 
     def verify_(self) -> None:
         hierarchy, ranks = self.get_hierarchy(), self.get_ranks()
@@ -74,6 +90,23 @@ class PlacementOp(IRDLOperation):
             for r in ranks:  # one pass: a list.count per rank is quadratic (minutes for 10^5 ranks)
                 (dups if r in seen else seen).add(r)
             raise VerifyException(f"{where}: duplicate ranks {sorted(dups)}")
+        self._verify_links(where, len(hierarchy))
+
+    def _verify_links(self, where: str, mesh_rank: int) -> None:
+        bandwidth, latency = self.link_bandwidth, self.link_latency
+        if bandwidth is None and latency is None:
+            return
+        if bandwidth is None or latency is None:
+            raise VerifyException(f"{where}: link_bandwidth and link_latency must be given together")
+        for what, values in (("bandwidth", bandwidth.get_values()), ("latency", latency.get_values())):
+            if len(values) != mesh_rank:
+                raise VerifyException(
+                    f"{where}: {len(values)} link {what} value(s) for a hierarchy of rank {mesh_rank} "
+                    "(links need one (bandwidth, latency) pair per mesh axis)"
+                )
+            bad = [v for v in values if not (v > 0 and math.isfinite(v))]
+            if bad:
+                raise VerifyException(f"{where}: link {what} must be positive and finite, got {bad[0]:g}")
 
     @classmethod
     def parse(cls, parser: Parser) -> PlacementOp:
@@ -84,7 +117,8 @@ class PlacementOp(IRDLOperation):
         hierarchy, flat = _flatten_rectangular(nested)
         if hierarchy is None:
             parser.raise_error("placement ranks must form a rectangular nested list", start, parser.pos)
-        op = cls(sym, device, hierarchy, flat)
+        links = _parse_links(parser) if parser.parse_optional_keyword("links") is not None else None
+        op = cls(sym, device, hierarchy, flat, links)
         attrs = parser.parse_optional_attr_dict()
         op.attributes.update(attrs)
         return op
@@ -93,10 +127,27 @@ class PlacementOp(IRDLOperation):
         printer.print_string(f" @{self.sym_name.data} ")
         printer.print_string_literal(self.device_type.data)
         printer.print_string(" " + _nested_text(self.get_ranks(), self.get_hierarchy()))
+        links = self.get_links()
+        if links is not None:
+            printer.print_string(" links [" + ", ".join(f"({b!r}, {lat!r})" for b, lat in links) + "]")
         printer.print_op_attributes(self.attributes)
 
 
 _Nested = int | list["_Nested"]
+
+
+def _parse_links(parser: Parser) -> list[tuple[float, float]]:
+    """`[(bandwidth, latency), ...]` after the `links` keyword; the verifier checks the values."""
+
+    def pair() -> tuple[float, float]:
+        parser.parse_punctuation("(")
+        bandwidth = float(parser.parse_number(context_msg=" (link bandwidth in GB/s)"))
+        parser.parse_punctuation(",")
+        latency = float(parser.parse_number(context_msg=" (link latency in µs per hop)"))
+        parser.parse_punctuation(")")
+        return bandwidth, latency
+
+    return parser.parse_comma_separated_list(parser.Delimiter.SQUARE, pair, " (one (bandwidth, latency) per mesh axis)")
 
 
 def _parse_nested_ranks(parser: Parser) -> _Nested:

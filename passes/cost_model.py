@@ -20,10 +20,11 @@ import heapq
 import itertools
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from sbpc.dialects.collectives import COLLECTIVES, COMM_KINDS, step_bytes_exact, step_kind
+from sbpc.dialects.placement import PlacementOp
 from sbpc.dialects.sbp import (
     BROADCAST,
     NdSbpAttr,
@@ -56,24 +57,44 @@ NdSbp = tuple[SbpAttr, ...]
 class CommModel:
     """α-β cost of one collective in µs (DTensor's `_collective_utils` constants by default).
 
-    A ring collective over n ranks costs `base + hops·latency + bytes_sent/bandwidth`.
+    A ring collective over n ranks costs `base + hops·latency + bytes_sent/bandwidth`. `links`
+    (a placement's, SPEC §2.1) gives each mesh axis its own (bandwidth GB/s, latency µs per hop);
+    a collective over several merged axes runs at the slowest of their bandwidths and pays the
+    largest of their latencies, since its ring crosses every one of those links.
     """
 
     base_us: float = 6.6
     latency_us: float = 0.6
     bandwidth_gbps: float = 87.7
+    links: tuple[tuple[float, float], ...] = ()
 
-    def time(self, hops: int, bytes_sent: float) -> float:
-        return self.base_us + hops * self.latency_us + bytes_sent / (self.bandwidth_gbps * 1e3)
+    def time(self, hops: int, bytes_sent: float, axes: Sequence[int] = ()) -> float:
+        latency, bandwidth = self.latency_us, self.bandwidth_gbps
+        if self.links and axes:
+            bandwidth = min(self.links[d][0] for d in axes)
+            latency = max(self.links[d][1] for d in axes)
+        return self.base_us + hops * latency + bytes_sent / (bandwidth * 1e3)
+
+    def with_links(self, links: Sequence[tuple[float, float]] | None) -> CommModel:
+        """This model on a mesh whose axes have `links` (itself when there are none)."""
+        return self if not links else replace(self, links=tuple(links))
 
 
 DEFAULT_MODEL = CommModel()
 
-def step_time(kind: str, max_bytes_sent: float, n: int, model: CommModel = DEFAULT_MODEL) -> float:
-    """Time of one collective over n ranks whose busiest rank sends `max_bytes_sent` bytes."""
+
+def placement_model(placement: PlacementOp, base: CommModel = DEFAULT_MODEL) -> CommModel:
+    """`base` on `placement`'s links (SPEC §2.1): what every pricing of that mesh's collectives uses."""
+    return base.with_links(placement.get_links())
+
+
+def step_time(
+    kind: str, max_bytes_sent: float, n: int, model: CommModel = DEFAULT_MODEL, axes: Sequence[int] = (),
+) -> float:
+    """Time of one collective over n ranks (on mesh `axes`) whose busiest rank sends `max_bytes_sent` bytes."""
     if kind not in COMM_KINDS or n == 1:
         return 0.0
-    return model.time(COLLECTIVES[kind].hops(n), max_bytes_sent)
+    return model.time(COLLECTIVES[kind].hops(n), max_bytes_sent, axes)
 
 
 @dataclass(frozen=True)
@@ -113,9 +134,9 @@ def make_step(
         have, want = rank_ranges(shape, src, hierarchy), rank_ranges(shape, dst, hierarchy)
         layout = step_layout(hierarchy, axes, split_dims(src), split_dims(dst), len(shape), kind == "all_reduce")
         total, busiest = elements_sent(kind, have, want, layout)
-        return Step(kind, axes, src, dst, step_time(kind, busiest * elt_bytes, n, model), total * elt_bytes)
+        return Step(kind, axes, src, dst, step_time(kind, busiest * elt_bytes, n, model, axes), total * elt_bytes)
     sent = step_bytes_exact(kind, src, dst, axes, shape, hierarchy, elt_bytes)
-    return Step(kind, axes, src, dst, step_time(kind, max(sent.values()), n, model), sum(sent.values()))
+    return Step(kind, axes, src, dst, step_time(kind, max(sent.values()), n, model, axes), sum(sent.values()))
 
 
 def _exact_in_elements(elt_bytes: object) -> bool:
@@ -292,7 +313,7 @@ class _Priced:
                 edges.append((nid, 0.0, kind, axes, 0, sid))
             elif fast:
                 total, busiest = known.get(key) or volumes.of(kind, key)
-                edges.append((nid, step_time(kind, busiest * elt, n, model), kind, axes, total * elt, sid))
+                edges.append((nid, step_time(kind, busiest * elt, n, model, axes), kind, axes, total * elt, sid))
             else:
                 step = make_step(kind, state, states[nid], axes, volumes.shape, elt, hierarchy, model)
                 edges.append((nid, step.time_us, kind, axes, step.bytes_sent, sid))

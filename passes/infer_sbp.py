@@ -146,11 +146,11 @@ def infer_function(
     ops = list(iter(f.body.block.ops)) if len(f.body.blocks) == 1 else []
     if not ops or any(op.regions for op in ops):  # nested regions: visit every op inside
         ops = list(f.body.walk())
-    placements = _Placements(f.body.blocks[0] if f.body.blocks else None)
+    placements = _Placements(f.body.blocks[0] if f.body.blocks else None, model)
     for op in ops:
         found = op.get_trait(SbpRule)
         if found is not None:
-            infer_op(op, found, rule, model, cache, placements, records)
+            infer_op(op, found, rule, cache, placements, records)
             continue
         if op is f or not any(isinstance(v.type, GlobalTensorType) for v in (*op.operands, *op.results)):
             continue
@@ -164,24 +164,25 @@ def infer_function(
 
 
 class _Placements:
-    """The hierarchies of the placements one function's ops refer to. The ops of one block see
-    one symbol table (ops with an SBP rule are none), so those of the function's body block share
-    their lookups; ops in nested blocks look theirs up each time."""
+    """The hierarchies and cost models of the placements one function's ops refer to. The ops of
+    one block see one symbol table (ops with an SBP rule are none), so those of the function's body
+    block share their lookups; ops in nested blocks look theirs up each time."""
 
-    def __init__(self, body: Block | None):
-        self.body = body
-        self.hierarchies: dict[str, tuple[int, ...]] = {}
+    def __init__(self, body: Block | None, model: CommModel):
+        self.body, self.model = body, model
+        self.meshes: dict[str, tuple[tuple[int, ...], CommModel]] = {}
 
-    def hierarchy(self, op: Operation, name: str) -> tuple[int, ...]:
+    def mesh(self, op: Operation, name: str) -> tuple[tuple[int, ...], CommModel]:
+        """The hierarchy of placement @name and the cost model on its links."""
         shared = op.parent is self.body
-        found = self.hierarchies.get(name) if shared else None
+        found = self.meshes.get(name) if shared else None
         if found is None:
             placement = lookup_placement_named(op, name)
             if placement is None:
                 raise OpError(op, f"{describe_op(op)}: placement @{name} is not defined")
-            found = placement.get_hierarchy()
+            found = placement.get_hierarchy(), self.model.with_links(placement.get_links())
             if shared:
-                self.hierarchies[name] = found
+                self.meshes[name] = found
         return found
 
 
@@ -211,10 +212,11 @@ def _check_explicit(op: Operation) -> None:
 
 
 def infer_op(
-    op: Operation, rule: SbpRule, rule_name: str, model: CommModel, cache: InferenceCache,
+    op: Operation, rule: SbpRule, rule_name: str, cache: InferenceCache,
     placements: _Placements, records: list[OpRecord] | None = None,
 ) -> Decision:
-    """Infer one op: type its results, set its `sbp.signature`, append its record to `records`."""
+    """Infer one op: type its results, set its `sbp.signature`, append its record to `records`.
+    Communication is priced by `placements`' model on the op's placement's links."""
     if len(cache.decisions) >= cache.max_decisions:
         cache.clear()  # the bound: between ops, when nothing read from the cache is in flight
     # 1. The op as values.
@@ -227,7 +229,7 @@ def infer_op(
         if info.nd_sbp is None:
             for i, v in enumerate(op.operands):
                 _sbp_of(op, v, i)  # raises for the first operand without an SBP
-    hierarchy = placements.hierarchy(op, first.placement)
+    hierarchy, model = placements.mesh(op, first.placement)
     hint = op.attributes.get("sbp.hint")
     if hint is not None:
         _check_hint(op, hint)

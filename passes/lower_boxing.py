@@ -32,7 +32,7 @@ from sbpc.dialects.errors import OpError
 from sbpc.dialects.placement import lookup_placement
 from sbpc.dialects.sbp import BROADCAST, BroadcastAttr, GlobalTensorType, PartialAttr, SbpAttr, SplitAttr, nd_sbp, split
 from sbpc.dialects.sbp_ops import BoxingOp, describe_op
-from sbpc.passes.cost_model import NdSbp, Plan, make_step, plan_transition
+from sbpc.passes.cost_model import DEFAULT_MODEL, CommModel, NdSbp, Plan, make_step, placement_model, plan_transition
 from sbpc.passes.sbp_candidates import element_bytes
 
 Move = tuple[tuple[int, ...], SbpAttr]
@@ -184,14 +184,17 @@ def _staircase(src: NdSbp, dst: NdSbp) -> list[Move]:
     return moves
 
 
-def oneflow_plan(src: NdSbp, dst: NdSbp, shape: tuple[int, ...], elt_bytes: int, hierarchy: tuple[int, ...]) -> Plan:
+def oneflow_plan(
+    src: NdSbp, dst: NdSbp, shape: tuple[int, ...], elt_bytes: int, hierarchy: tuple[int, ...],
+    model: CommModel = DEFAULT_MODEL,
+) -> Plan:
     steps = []
     state = src
     for axes, entry in oneflow_moves(src, dst, hierarchy):
         nxt = _apply(state, axes, entry)
         kind = step_kind(state, nxt, axes, hierarchy)
         assert kind is not None, f"invalid OneFlow step {state} -> {nxt} on {axes}"
-        steps.append(make_step(kind, state, nxt, tuple(axes), shape, elt_bytes, hierarchy))
+        steps.append(make_step(kind, state, nxt, tuple(axes), shape, elt_bytes, hierarchy, model))
         state = nxt
     return Plan(tuple(steps))
 
@@ -212,7 +215,7 @@ def plan_for(box: BoxingOp, planner: str) -> Plan:
     placement = lookup_placement(box, src_t)
     assert placement is not None
     hierarchy = placement.get_hierarchy()
-    args = (tuple(src), tuple(dst), src_t.get_shape(), element_bytes(src_t), hierarchy)
+    args = (tuple(src), tuple(dst), src_t.get_shape(), element_bytes(src_t), hierarchy, placement_model(placement))
     return oneflow_plan(*args) if planner == "oneflow" else plan_transition(*args)
 
 

@@ -16,7 +16,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 from sbpc.dialects.placement import lookup_placement
 from sbpc.dialects.sbp import GlobalTensorType
-from sbpc.passes.cost_model import plan_transition
+from sbpc.passes.cost_model import placement_model, plan_transition
 from sbpc.passes.infer_sbp import OpRecord, infer_module
 from sbpc.passes.sbp_candidates import element_bytes, format_nd_sig
 
@@ -41,7 +41,8 @@ def _bytes_of(record: OpRecord) -> float:
         if have is None or placement is None:
             continue
         plan = plan_transition(
-            tuple(have), tuple(need), ty.get_shape(), element_bytes(ty), placement.get_hierarchy()
+            tuple(have), tuple(need), ty.get_shape(), element_bytes(ty), placement.get_hierarchy(),
+            placement_model(placement),
         )
         total += plan.bytes_sent
     return total

@@ -99,7 +99,7 @@ def input_comm_terms(
     for d, (a, b) in enumerate(zip(have, need, strict=True)):
         if type(b) is PartialAttr and type(a) is not PartialAttr:
             n = hierarchy[d]
-            terms.append(step_time("all_reduce", 2.0 * local * (n - 1) / n, n, model))
+            terms.append(step_time("all_reduce", 2.0 * local * (n - 1) / n, n, model, (d,)))
     return tuple(terms)
 
 

@@ -317,3 +317,14 @@ def test_planner_prefers_fewer_bytes() -> None:
     # re-partial locally.
     plan = plan_transition((PMAX,), (P,), (8, 4), 4, (2,))
     assert [s.kind for s in plan.steps] == ["reduce_scatter", "to_partial"]
+
+
+def test_links_price_merged_axes_at_slowest_bandwidth_and_largest_latency() -> None:
+    from sbpc.passes.cost_model import DEFAULT_MODEL, step_time
+
+    model = DEFAULT_MODEL.with_links([(25.0, 10.0), (196.0, 1.5)])
+    assert DEFAULT_MODEL.with_links(None) is DEFAULT_MODEL
+    # all_reduce over 4 ranks: 2·3 hops. Inner axis alone, then both axes merged (8 ranks, 14 hops).
+    assert step_time("all_reduce", 1e6, 4, model, (1,)) == pytest.approx(6.6 + 6 * 1.5 + 1e6 / 196e3)
+    assert step_time("all_reduce", 1e6, 8, model, (0, 1)) == pytest.approx(6.6 + 14 * 10.0 + 1e6 / 25e3)
+    assert step_time("all_reduce", 1e6, 8, DEFAULT_MODEL, (0, 1)) == pytest.approx(6.6 + 14 * 0.6 + 1e6 / 87.7e3)

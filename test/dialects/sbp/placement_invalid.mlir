@@ -94,3 +94,39 @@ func.func @nested() {
   sbp.placement @p "cpu" [0]
   func.return
 }
+
+// -----
+
+// links: one (bandwidth, latency) pair per mesh axis.
+// CHECK: :[[# @LINE + 1]]:1: error: sbp.placement @m: 1 link bandwidth value(s) for a hierarchy of rank 2 (links need one (bandwidth, latency) pair per mesh axis){{$}}
+sbp.placement @m "npu" [[0, 1], [2, 3]] links [(25.0, 10.0)]
+
+// -----
+
+// CHECK: :[[# @LINE + 1]]:1: error: sbp.placement @m: 0 link bandwidth value(s) for a hierarchy of rank 1 (links need one (bandwidth, latency) pair per mesh axis){{$}}
+sbp.placement @m "npu" [0, 1] links []
+
+// -----
+
+// CHECK: :[[# @LINE + 1]]:1: error: sbp.placement @m: link bandwidth must be positive and finite, got -25{{$}}
+sbp.placement @m "npu" [0, 1] links [(-25.0, 10.0)]
+
+// -----
+
+// CHECK: :[[# @LINE + 1]]:1: error: sbp.placement @m: link latency must be positive and finite, got 0{{$}}
+sbp.placement @m "npu" [[0, 1], [2, 3]] links [(25.0, 1.0), (25.0, 0.0)]
+
+// -----
+
+// CHECK: :[[# @LINE + 1]]:44: error: Expected ','{{$}}
+sbp.placement @m "npu" [0, 1] links [(25.0 10.0)]
+
+// -----
+
+// CHECK: :[[# @LINE + 1]]:1: error: sbp.placement @p: link_bandwidth and link_latency must be given together{{$}}
+"sbp.placement"() <{sym_name = "p", device_type = "cpu", hierarchy = array<i64: 2>, ranks = array<i64: 0, 1>, link_bandwidth = array<f64: 1.0>}> : () -> ()
+
+// -----
+
+// CHECK: :[[# @LINE + 1]]:1: error: sbp.placement @p: 2 link latency value(s) for a hierarchy of rank 1 (links need one (bandwidth, latency) pair per mesh axis){{$}}
+"sbp.placement"() <{sym_name = "p", device_type = "cpu", hierarchy = array<i64: 2>, ranks = array<i64: 0, 1>, link_bandwidth = array<f64: 1.0>, link_latency = array<f64: 1.0, 2.0>}> : () -> ()
