@@ -36,6 +36,8 @@ SBP_OPS: list[type[Operation]] = [
     sbp_ops.ReluOp,
     sbp_ops.NegOp,
     sbp_ops.ExpOp,
+    sbp_ops.GeluOp,
+    sbp_ops.LayerNormOp,
     sbp_ops.CastOp,
     sbp_ops.MatmulOp,
     sbp_ops.ReduceSumOp,

@@ -15,6 +15,7 @@ from xdsl.dialects.builtin import (
     AnyFloat,
     ArrayAttr,
     DenseArrayBase,
+    Float32Type,
     FloatAttr,
     IntegerAttr,
     IntegerType,
@@ -45,6 +46,7 @@ from sbpc.dialects.sbp import (
 from sbpc.dialects.sharding import broadcast_shapes
 from sbpc.dialects.signatures import (
     BinaryRule,
+    LayerNormRule,
     MatmulRule,
     ReduceRule,
     ReshapeRule,
@@ -348,6 +350,65 @@ class ExpOp(UnaryOp):
 
     name = "sbp.exp"
     traits = traits_def(Pure(), UnaryRule(monotone=1))
+
+
+@irdl_op_definition
+class GeluOp(UnaryOp):
+    """GeLU, tanh form: `0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))`. Not monotone and not
+    linear, so it keeps splits only (no partial of any kind)."""
+
+    name = "sbp.gelu"
+    traits = traits_def(Pure(), UnaryRule())
+
+    def verify_semantics(self) -> None:
+        super().verify_semantics()
+        t = as_tensor_type(self.x.type)
+        if not isinstance(t.element_type, AnyFloat):
+            raise self.fail(f"gelu needs a floating-point tensor, got {t.element_type}")
+
+
+LAYER_NORM_EPSILON = 1e-5
+
+
+@irdl_op_definition
+class LayerNormOp(SbpOp):
+    """`(x - mean) / sqrt(var + epsilon) · gamma + beta` over the last axis of x (biased variance);
+    gamma and beta are 1-D of the last axis's size. `epsilon` (f32) defaults to 1e-5."""
+
+    name = "sbp.layer_norm"
+    x = operand_def(TensorT)
+    gamma = operand_def(TensorT)
+    beta = operand_def(TensorT)
+    epsilon = opt_prop_def(FloatAttr)
+    result = result_def(TensorT)
+    traits = traits_def(Pure(), LayerNormRule())
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = (
+        "$x `,` $gamma `,` $beta attr-dict `:` type($x) `,` type($gamma) `,` type($beta) `->` type($result)"
+    )
+
+    def get_epsilon(self) -> float:
+        return LAYER_NORM_EPSILON if self.epsilon is None else float(self.epsilon.value.data)
+
+    def verify_semantics(self) -> None:
+        t = as_tensor_type(self.x.type)
+        if not isinstance(t.element_type, AnyFloat):
+            raise self.fail(f"layer_norm needs a floating-point tensor, got {t.element_type}")
+        if t.rank < 1:
+            raise self.fail("layer_norm needs a tensor of rank >= 1 (it normalises the last axis)")
+        last = t.get_shape()[-1]
+        for what, value in (("gamma", self.gamma), ("beta", self.beta)):
+            p = as_tensor_type(value.type)
+            if p.get_shape() != (last,):
+                raise self.fail(f"{what} has shape {list(p.get_shape())}, expected [{last}] (the last axis of x)")
+            if p.element_type != t.element_type:
+                raise self.fail(f"{what} element type {p.element_type} differs from x's {t.element_type}")
+        if self.epsilon is not None:
+            if self.epsilon.type != Float32Type():
+                raise self.fail(f"epsilon must be an f32 float attribute, got {self.epsilon.type}")
+            if not self.get_epsilon() > 0:
+                raise self.fail(f"epsilon must be positive, got {self.get_epsilon():g}")
+        self.expect_result(t.get_shape(), t.element_type)
 
 
 @irdl_op_definition

@@ -201,6 +201,20 @@ class UnaryRule(SbpRule):
         return []
 
 
+@dataclass(frozen=True)
+class LayerNormRule(SbpRule):
+    """layer_norm(x, gamma, beta): S(i), B, B -> S(i) for every axis i but the last (each row is
+    normalised over the last axis, so it must be whole on one rank); no partial (mean and variance
+    of a partial sum are not the sums of the parts' mean and variance)."""
+
+    def signatures(self, op: Operation, n: int) -> list[Sig]:
+        rank = len(_shape(op.operands[0]))
+        return [((split(i), _B, _B), (split(i),)) for i in range(rank - 1)]
+
+    def list_key(self, op: Operation, in_shapes: tuple[tuple[int, ...], ...]) -> Hashable:
+        return len(in_shapes[0])
+
+
 # ---------------------------------------------------------------------------
 # Matmul, reductions, data movement
 # ---------------------------------------------------------------------------

@@ -19,6 +19,8 @@ bit for bit where no reduction order changes):
   f16 is 0.0999755859375, as aclnn `.Scalar().To("self")`), then applied;
 * `matmul` and `reduce_sum` accumulate f16/bf16 in float32 then cast back; `exp` of f16/bf16 goes
   through float32, of integers through float64 clipped to the integer range (NaN -> 0);
+* `gelu` (tanh form) and `layer_norm` (mean, biased variance over the last axis) compute f16/bf16
+  in float32 and cast back;
 * `reduce_max`/`reduce_min` over an empty extent give the reduction's identity (-inf/+inf, or the
   integer minimum/maximum), so a rank holding an empty split still yields a valid partial.
 """
@@ -38,7 +40,7 @@ from xdsl.ir import Attribute, Operation
 
 from sbpc.dialects import dtypes
 from sbpc.dialects.sbp import GlobalTensorType
-from sbpc.dialects.sbp_ops import ReshapeOp
+from sbpc.dialects.sbp_ops import LayerNormOp, ReshapeOp
 
 BF16 = dtypes.named("bf16").numpy_dtype()
 F32 = dtypes.named("f32").numpy_dtype()
@@ -231,6 +233,32 @@ def _exp(operands: list[np.ndarray], op: Operation) -> np.ndarray:
     return _same_dtype(np.exp(x), x.dtype)
 
 
+def _wide(x: np.ndarray) -> np.ndarray:
+    """f16/bf16 in float32 (as every other low-float kernel computes), other floats as they are."""
+    return x.astype(F32) if x.dtype in LOW_FLOATS else x
+
+
+_GELU_C = float(np.sqrt(2.0 / np.pi))
+
+
+def _gelu(operands: list[np.ndarray], op: Operation) -> np.ndarray:
+    (x,) = operands
+    w = _wide(x)
+    c = w.dtype.type(_GELU_C)
+    half, one, k = (w.dtype.type(v) for v in (0.5, 1.0, 0.044715))
+    return _same_dtype(half * w * (one + np.tanh(c * (w + k * w * w * w))), x.dtype)
+
+
+def _layer_norm(operands: list[np.ndarray], op: Operation) -> np.ndarray:
+    x, gamma, beta = (_wide(v) for v in operands)
+    assert isinstance(op, LayerNormOp)
+    eps = x.dtype.type(op.get_epsilon())
+    mean = x.mean(axis=-1, keepdims=True)
+    centred = x - mean
+    var = (centred * centred).mean(axis=-1, keepdims=True)
+    return _same_dtype(centred / np.sqrt(var + eps) * gamma + beta, operands[0].dtype)
+
+
 def cast_array(x: np.ndarray, dtype: np.dtype) -> np.ndarray:
     """Element type conversion (float -> int truncates toward zero; bf16 goes through float32)."""
     if x.dtype == dtype:
@@ -322,6 +350,8 @@ KERNELS: dict[str, Kernel] = {
     "sbp.relu": _relu,
     "sbp.neg": _neg,
     "sbp.exp": _exp,
+    "sbp.gelu": _gelu,
+    "sbp.layer_norm": _layer_norm,
     "sbp.cast": _cast,
     "sbp.matmul": _matmul,
     "sbp.reduce_sum": _reduce_sum,

@@ -9,9 +9,10 @@ integer wrap-around and C division/remainder (guarded, since a torch integer div
 and INT_MIN / -1 traps), fmod (C fmod), maximum/minimum/relu (NaN propagates), casts, max/min
 reductions, transpose and reshape (a NaN may differ in sign: fmod by 0 is -NaN in numpy, +NaN in torch;
 NaN is compared as NaN). Not bit for bit: `exp` of floats (torch's vectorised exp differs
-from numpy's in the last ulp on ~40 % of f32 inputs) and float `matmul` / `reduce_sum` (another
-summation order). Those are listed in `ROUNDS_DIFFERENTLY`; `--check` compares them within its
-per-dtype tolerance, as the simulator does for summation order.
+from numpy's in the last ulp on ~40 % of f32 inputs), `gelu` and `layer_norm` (torch's own kernels,
+another evaluation order) and float `matmul` / `reduce_sum` (another summation order). Those are
+listed in `ROUNDS_DIFFERENTLY`; `--check` compares them within its per-dtype tolerance, as the
+simulator does for summation order.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import numpy as np
 import torch
 from xdsl.ir import Operation
 
-from sbpc.dialects.sbp_ops import ReshapeOp
+from sbpc.dialects.sbp_ops import LayerNormOp, ReshapeOp
 from sbpc.runtime import ops_numpy
 from sbpc.runtime.ops_numpy import BF16, result_dtype, result_shape, scalar_as, scalar_value
 from sbpc.runtime.ops_numpy import _flag as has_flag
@@ -30,7 +31,7 @@ from sbpc.runtime.ops_numpy import _ints as int_property
 
 TorchKernel = Callable[[list[torch.Tensor], Operation], torch.Tensor]
 
-ROUNDS_DIFFERENTLY = frozenset({"sbp.exp", "sbp.matmul", "sbp.reduce_sum"})
+ROUNDS_DIFFERENTLY = frozenset({"sbp.exp", "sbp.gelu", "sbp.layer_norm", "sbp.matmul", "sbp.reduce_sum"})
 """Ops whose float results may differ from numpy's in the last bits."""
 
 _TORCH_DTYPES: dict[np.dtype, torch.dtype] = {
@@ -159,6 +160,17 @@ def _exp(operands: list[torch.Tensor], op: Operation) -> torch.Tensor:
     return _in_f32(torch.exp, x)
 
 
+def _gelu(operands: list[torch.Tensor], op: Operation) -> torch.Tensor:
+    (x,) = operands
+    return _in_f32(lambda w: torch.nn.functional.gelu(w, approximate="tanh"), x)
+
+
+def _layer_norm(operands: list[torch.Tensor], op: Operation) -> torch.Tensor:
+    assert isinstance(op, LayerNormOp)
+    eps = op.get_epsilon()
+    return _in_f32(lambda x, g, b: torch.nn.functional.layer_norm(x, (x.shape[-1],), g, b, eps), *operands)
+
+
 def cast_tensor(x: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     """Element type conversion (float -> int truncates toward zero; bf16 goes through float32)."""
     if x.dtype == dtype:
@@ -236,6 +248,8 @@ KERNELS: dict[str, TorchKernel] = {
     "sbp.relu": _relu,
     "sbp.neg": _neg,
     "sbp.exp": _exp,
+    "sbp.gelu": _gelu,
+    "sbp.layer_norm": _layer_norm,
     "sbp.cast": _cast,
     "sbp.matmul": _matmul,
     "sbp.reduce_sum": _reduce_sum,
