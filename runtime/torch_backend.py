@@ -47,9 +47,10 @@ from xdsl.ir import Operation, SSAValue
 from sbpc.dialects.collective_ops import CollectiveOp
 from sbpc.dialects.collectives import Coord, InvalidStep, Shards, mesh_coords
 from sbpc.dialects.errors import OpError
+from sbpc.dialects.placement import lookup_placement_named
 from sbpc.dialects.sbp import GlobalTensorType
 from sbpc.dialects.sbp_ops import ReshapeOp, describe_op
-from sbpc.passes.cost_model import step_time
+from sbpc.passes.cost_model import DEFAULT_MODEL, placement_model, step_time
 from sbpc.runtime import ops_numpy, ops_torch
 from sbpc.runtime.simulator import (
     UNLOWERED,
@@ -105,8 +106,12 @@ class TorchRecord:
         return statistics.median(statistics.median(run) for run in self.seconds) if self.seconds else 0.0
 
     def modelled_s(self) -> float:
-        n = math.prod(self.step.hierarchy[d] for d in self.step.mesh_axes)
-        return step_time(self.step.kind, max(self.step.modelled_bytes().values(), default=0), n) * 1e-6
+        """The α-β time of the step on its placement's links (the defaults if it has none)."""
+        step = self.step
+        n = math.prod(step.hierarchy[d] for d in step.mesh_axes)
+        placement = lookup_placement_named(step.op, step.placement)
+        model = DEFAULT_MODEL if placement is None else placement_model(placement)
+        return step_time(step.kind, max(step.modelled_bytes().values(), default=0), n, model, step.mesh_axes) * 1e-6
 
     def line(self) -> str:
         return (f"{self.step.describe()}: bytes sent per rank {self.per_rank()}; "

@@ -1,5 +1,6 @@
 // RUN: sbp-opt %s -p lower-boxing | filecheck %s
 // RUN: sbp-run %s --check | filecheck %s --check-prefix=SIM
+// RUN: sbp-run %s --check --backend torch | filecheck %s --check-prefix=TORCH
 
 // Placement links change the planner's choice (SPEC §2.1). (P, P) -> (B, B), 512x512 f32, 2x4:
 // with the default constants one all-reduce over the merged mesh axes is cheapest (@flat); with
@@ -19,6 +20,12 @@
 // SIM-NEXT: all_reduce mesh_axes=[0]
 // SIM-NEXT: all_gather mesh_axes=[1]
 // SIM: check: OK
+
+// The torch backend's modelled times read the links: the all-reduce across nodes is
+// 6.6 + 2·10 + 262144 B / 25 GB/s = 37.1 us; the all-gather inside a node 6.6 + 3·1.5 + 786432 B / 196 GB/s = 15.1 us.
+// TORCH: all_reduce mesh_axes=[0] {{.*}} model 0.037 ms
+// TORCH: all_gather mesh_axes=[1] {{.*}} model 0.015 ms
+// TORCH: check: OK
 
 sbp.placement @flat_mesh "npu" [[0, 1, 2, 3], [4, 5, 6, 7]]
 sbp.placement @node_mesh "npu" [[0, 1, 2, 3], [4, 5, 6, 7]] links [(25.0, 10.0), (196.0, 1.5)]
