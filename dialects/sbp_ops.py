@@ -152,6 +152,11 @@ class SbpOp(IRDLOperation, abc.ABC):
     def fail(self, message: str) -> VerifyException:
         return VerifyException(f"{describe_op(self)}: {message}")
 
+    def expect_float(self, t: GlobalTensorType) -> None:
+        """Ops defined on real numbers only (gelu, layer_norm) reject integer tensors."""
+        if not isinstance(t.element_type, AnyFloat):
+            raise self.fail(f"{self.name.removeprefix('sbp.')} needs a floating-point tensor, got {t.element_type}")
+
     def expect_result(self, shape: Sequence[int], element_type: Attribute | None = None) -> None:
         result = self.results[0].type
         assert isinstance(result, GlobalTensorType)
@@ -362,9 +367,7 @@ class GeluOp(UnaryOp):
 
     def verify_semantics(self) -> None:
         super().verify_semantics()
-        t = as_tensor_type(self.x.type)
-        if not isinstance(t.element_type, AnyFloat):
-            raise self.fail(f"gelu needs a floating-point tensor, got {t.element_type}")
+        self.expect_float(as_tensor_type(self.x.type))
 
 
 LAYER_NORM_EPSILON = 1e-5
@@ -392,8 +395,7 @@ class LayerNormOp(SbpOp):
 
     def verify_semantics(self) -> None:
         t = as_tensor_type(self.x.type)
-        if not isinstance(t.element_type, AnyFloat):
-            raise self.fail(f"layer_norm needs a floating-point tensor, got {t.element_type}")
+        self.expect_float(t)
         if t.rank < 1:
             raise self.fail("layer_norm needs a tensor of rank >= 1 (it normalises the last axis)")
         last = t.get_shape()[-1]
