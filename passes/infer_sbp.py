@@ -44,7 +44,7 @@ from sbpc.dialects.placement import lookup_placement_named
 from sbpc.dialects.sbp import GlobalTensorType, NdSbpAttr, SignatureAttr
 from sbpc.dialects.sbp_ops import BoxingOp, ToGlobalOp, describe_op
 from sbpc.dialects.signatures import NdSig, SbpRule
-from sbpc.passes.cost_model import DEFAULT_MODEL, CommModel
+from sbpc.passes.cost_model import DEFAULT_MODEL, CommModel, placement_model
 from sbpc.passes.infer_cache import InferenceCache, OpMeta
 from sbpc.passes.sbp_candidates import candidates
 from sbpc.passes.sbp_scoring import Decision, choose
@@ -180,7 +180,7 @@ class _Placements:
             placement = lookup_placement_named(op, name)
             if placement is None:
                 raise OpError(op, f"{describe_op(op)}: placement @{name} is not defined")
-            found = placement.get_hierarchy(), self.model.with_links(placement.get_links())
+            found = placement.get_hierarchy(), placement_model(placement, self.model)
             if shared:
                 self.meshes[name] = found
         return found
