@@ -626,3 +626,17 @@ def test_random_shapes_and_views(seed: int) -> None:
             raise AssertionError(f"random case {seed}/{i}: {error}") from None
         keys.add(run.tiling.tilingKey)
     assert len(keys) >= 3
+
+
+def test_kernel_sources_are_replaced_atomically(tmp_path) -> None:
+    """A reader that opened the previous source keeps reading all of it: the new text arrives by
+    rename, never by truncating the shared file in place (ranks compile these files concurrently)."""
+    from sbpc.lowering.ascendc_kernels import _write_atomic
+
+    path = tmp_path / "k.cpp"
+    _write_atomic(path, "old source\n" * 100)
+    with path.open(encoding="utf-8") as reader:
+        _write_atomic(path, "new source\n")
+        assert reader.read() == "old source\n" * 100
+    assert path.read_text(encoding="utf-8") == "new source\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["k.cpp"]
