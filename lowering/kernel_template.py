@@ -13,7 +13,7 @@ whose 32-byte-padded blocks land exactly on the segments' aligned slots. CopyIn 
 same segments and groups, so no per-segment table is kept.
 
 Placeholders: {tiling_header} {align_bytes} (`lowering.soc.ALIGN_BYTES`) {cls} {other_param} {other_arg} {other_init} {scalar_init}
-{other_methods} {copy_in_other} {compute} {entry} {branches}.
+{other_methods} {column_dispatch} {copy_in_other} {compute} {entry} {branches}.
 """
 
 from __future__ import annotations
@@ -87,7 +87,7 @@ class {cls} {{
     if (length_ == 0) {{
       return;
     }}
-    if (key_ <= 1) {{
+{column_dispatch}    if (key_ <= 1) {{
       for (uint32_t i = 0; i < tiles_; ++i) {{
         uint32_t n = (i + 1 == tiles_) ? lastTile_ : td_.tileLength;
         uint64_t pos = start_ + static_cast<uint64_t>(i) * td_.tileLength;
@@ -329,7 +329,50 @@ TENSOR_COPY_IN_OTHER = """\
 
 # The tensor kernel's `other` loads: a key-4 row group of unit-stride rows is one strided DataCopyPad;
 # otherwise each run is read on its own (key 2 reuses its cache or duplicates a broadcast element).
+TENSOR_COLUMN_DISPATCH = """\
+    if (td_.colBlock != 0) {
+      ColumnProcess();
+      return;
+    }
+"""
+
 TENSOR_OTHER_METHODS = """
+  // Key 2 split by columns (a row broadcast): this core's slice of `other` is read once into the cache;
+  // each tile is up to tileLength / colBlock whole rows of the core's column slice, moved in and out with
+  // one strided DataCopyPad each, while `other` rows are UB->UB copies of the cache.
+  __aicore__ inline void ColumnProcess() {
+    uint64_t cols = innerExtent_;
+    uint64_t first = static_cast<uint64_t>(GetBlockIdx()) * td_.colBlock;
+    uint32_t width = static_cast<uint32_t>(cols - first < td_.colBlock ? cols - first : td_.colBlock);
+    uint32_t pitch = AlignUp(width);
+    uint64_t rows = td_.totalLength / cols;
+    uint32_t tileRows = td_.tileLength / td_.colBlock;
+    tileRows = tileRows < kMaxBlockCount ? tileRows : kMaxBlockCount;
+    LocalTensor<T> cache = cacheBuf_.template Get<T>();
+    DataCopyPadExtParams<T> pad{false, 0, 0, T(0)};
+    DataCopyPad(cache, otherGm_[first], DataCopyExtParams{1, static_cast<uint32_t>(width * sizeof(T)), 0, 0, 0}, pad);
+    SetFlag<HardEvent::MTE2_MTE3>(0);
+    WaitFlag<HardEvent::MTE2_MTE3>(0);
+    uint32_t gap = static_cast<uint32_t>((cols - width) * sizeof(T));
+    for (uint64_t row = 0; row < rows; row += tileRows) {
+      uint32_t n = static_cast<uint32_t>(rows - row < tileRows ? rows - row : tileRows);
+      uint64_t off = row * cols + first;
+      DataCopyExtParams ext{static_cast<uint16_t>(n), static_cast<uint32_t>(width * sizeof(T)), gap, 0, 0};
+      LocalTensor<T> x = inX_.template AllocTensor<T>();
+      LocalTensor<T> y = inY_.template AllocTensor<T>();
+      DataCopyPad(x, selfGm_[off], ext, pad);
+      for (uint32_t r = 0; r < n; ++r) {
+        DataCopy(y[r * pitch], cache, pitch);
+      }
+      inX_.EnQue(x);
+      inY_.EnQue(y);
+      Compute((n - 1) * pitch + width);
+      LocalTensor<T> z = outZ_.template DeQue<T>();
+      DataCopyPad(outGm_[off], z, DataCopyExtParams{static_cast<uint16_t>(n), static_cast<uint32_t>(width * sizeof(T)), 0, gap, 0});
+      outZ_.FreeTensor(z);
+    }
+  }
+
   __aicore__ inline void CopyInOther(LocalTensor<T>& y, uint32_t slot, uint64_t pos, uint32_t len, uint32_t rows) {
     if (key_ == 4 && rows > 1 && td_.otherStride[td_.dimNum - 1] == 1) {
       int64_t off = StridedOffset(pos, td_.dimNum, td_.shape, td_.otherStride, td_.otherOffset);

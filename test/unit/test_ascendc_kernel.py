@@ -543,14 +543,36 @@ def test_key2_traffic_large_row_broadcast(dtype: str) -> None:
     assert c["ubHighWater"] <= run.tiling.ub_bytes + 1024  # InitBuffer rounds each buffer up to 32 bytes
 
 
-@pytest.mark.xfail(strict=True, reason="key 2 caches one `other` run; a run longer than a tile is re-read per row")
-def test_key2_long_runs_reread_other() -> None:
+def test_key2_long_runs_split_by_columns() -> None:
+    """Rows longer than a tile (once re-read per row on one core): split by columns, `other` read once."""
     rng = np.random.default_rng(8)
     xs, os_ = fill(40000, "f32", "self", rng), fill(20000, "f32", "other", rng)
     out, outs = new_out((2, 20000), "f32")
-    run = launch("f32", xs.reshape(2, 20000), xs, os_, os_, out, outs)
+    x = xs.reshape(2, 20000)
+    run = launch("f32", x, xs, os_, os_, out, outs)
+    verify(run, "f32", x, os_, outs, 2)
     c = run.counters
-    assert c["gmToUbBytes"] + c["ubToGmBytes"] <= 1.05 * (2 * 40000 + 20000) * 4
+    assert run.tiling.colBlock > 0 and run.tiling.blockDim == 40
+    assert c["gmToUbBytes"] + c["ubToGmBytes"] == (2 * 40000 + 20000) * 4
+
+
+@pytest.mark.parametrize("dtype", BIG_DTYPES)
+@pytest.mark.parametrize("rows", [100, 7, 20])
+def test_key2_row_broadcast_uses_every_core(dtype: str, rows: int) -> None:
+    """(rows, 1000) fmod (1000,) split by columns: (nearly) every core busy, each reading its slice of
+    `other` once, bytes exactly the minimum, self/out rows moved by strided DataCopyPad (no scalar GM)."""
+    rng = np.random.default_rng(12)
+    xs, os_ = fill(rows * 1000, dtype, "self", rng), fill(1000, dtype, "other", rng)
+    x = xs.reshape(rows, 1000)
+    out, outs = new_out(x.shape, dtype)
+    run = launch(dtype, x, xs, os_, os_, out, outs)
+    verify(run, dtype, x, os_, outs, 2)
+    t, c = run.tiling, run.counters
+    size = DTYPES[dtype].itemsize
+    assert t.colBlock > 0 and t.blockDim == math.ceil(1000 / t.colBlock)
+    assert t.blockDim >= (32 if rows >= 100 else 2)
+    assert c["gmToUbBytes"] + c["ubToGmBytes"] == (2 * rows * 1000 + 1000) * size
+    assert c["gmScalarReadBytes"] == c["gmScalarWriteBytes"] == 0
 
 
 def test_soc_with_40_cores() -> None:
