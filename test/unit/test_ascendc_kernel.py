@@ -688,3 +688,25 @@ def test_row_sliced_views_move_row_groups_by_strided_dma(dtype: str, scalar: boo
     tiles = math.ceil(run.tiling.blockLength / (rows_per_tile * 1000)) + 2
     assert c["dataCopyPadCalls"] <= operands * run.tiling.blockDim * tiles, c
     assert c["dataCopyPadCalls"] < operands * 1000 // 2, c  # per-row copies would take >= operands * 1000
+
+
+ISSUE_VIEWS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+    "transposed": lambda s: s[:100_000].reshape(250, 400).T,
+    "column-sliced": lambda s: s[:200_000].reshape(400, 500)[:, 100:350],
+    "row-sliced": lambda s: s[:200_000].reshape(100, 2000)[:, :1000],
+    "3-d permuted": lambda s: s[:100_000].reshape(20, 50, 100).transpose(2, 0, 1),
+}
+
+
+@pytest.mark.parametrize("dtype", BIG_DTYPES)
+@pytest.mark.parametrize("view", list(ISSUE_VIEWS))
+def test_issue_views_at_1e5_bit_exact(dtype: str, view: str) -> None:
+    """Keys 3 and 4 on the strided views of issue 15 at 10^5 elements, self and other both strided."""
+    rng = np.random.default_rng(13)
+    xs, os_ = fill(200_000, dtype, "self", rng), fill(200_000, dtype, "other", rng)
+    x, other = ISSUE_VIEWS[view](xs), ISSUE_VIEWS[view](os_)
+    assert x.size in (50_000, 100_000)
+    for o, key in ((2.5 if dtype != "i16" else 3, 3), (other, 4)):
+        out, outs = new_out(x.shape, dtype)
+        run = launch(dtype, x, xs, o, None if key == 3 else os_, out, outs)
+        verify(run, dtype, x, o, outs, key)
