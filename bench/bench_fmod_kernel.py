@@ -19,15 +19,13 @@ Columns (all from the shim's counters of the real kernel):
   UB           ubHighWater / 196608 (the largest core)
   scalar GM    elements moved by scalar GetValue/SetValue (gmScalarReadBytes + gmScalarWriteBytes) / sizeof(T)
 
-Roofline time model (A2: HBM B = 1.6 TB/s shared evenly by the 48 AIV cores, so one core streams at most
-B / 48; 2 us launch; the call ends when its busiest core ends):
-  effective bytes = DMA bytes (DataCopy/DataCopyPad) + 32 B per scalar GM access (one burst each)
-  modelled time   = 2 us + effective bytes * (blockLength / N) / (B / 48)   (busiest core: blockLength elements,
-                    bytes assumed proportional to elements)
+Roofline time model: `lowering/roofline.py` (the one `sbp-run --profile` prints; A2: HBM B = 1.6 TB/s
+shared evenly by the 48 AIV cores, 2 us launch, DataCopyPad blocks charged as whole 32-byte bursts, a
+scalar GM access one 32-byte burst; the busiest core decides):
+  modelled time   = 2 us + effective bytes * (blockLength / N) / (B / 48)
   ideal time      = 2 us + minimum bytes / B                               (each byte once, every core busy)
   modelled / ideal = 1.00 means the kernel is at the bandwidth roofline for that N.
-This is a model, not a hardware measurement: it ignores compute (the vector work per byte is small), MTE
-overlap imperfections and HBM sector effects of short DMA runs.
+This is a model, not a hardware measurement.
 
 Usage: python bench/bench_fmod_kernel.py [--sizes 1000,100000,10000000] [--dtypes-large f32,f16] [--soc ...]
 """
@@ -49,8 +47,8 @@ from sbpc.dialects import dtypes
 from sbpc.lowering.ascendc_kernels import library
 from sbpc.lowering.ascendc_runtime import run_kernel
 from sbpc.lowering.fmod_reference import fmod_scalar_reference, fmod_tensor_reference
-from sbpc.lowering.soc import ALIGN_BYTES as BURST
-from sbpc.lowering.soc import DEFAULT_SOC, HBM_BYTES_PER_S, LAUNCH_S, SOCS, UB_BYTES
+from sbpc.lowering.roofline import profile_launch
+from sbpc.lowering.soc import DEFAULT_SOC, SOCS, UB_BYTES
 from sbpc.lowering.tiling import TensorView, compute_tiling
 
 SIZES = (1_000, 100_000, 10_000_000)
@@ -149,15 +147,10 @@ def measure(key: int, n: int, dtype: str, soc: str, rng: np.random.Generator) ->
 
     size = x.itemsize
     minimum = (2 * x.size + (0 if scalar else other.size)) * size
-    moved = c["gmToUbBytes"] + c["ubToGmBytes"]
+    p = profile_launch(name, key, 0, dtype, x.size, size, minimum, c, t.blockDim, t.blockLength, soc)
     scalar_bytes = c["gmScalarReadBytes"] + c["gmScalarWriteBytes"]
-    effective = (moved - scalar_bytes) + BURST * (scalar_bytes // size)
-    cores = SOCS[soc].aiv_cores
-    per_core_bw = HBM_BYTES_PER_S / cores
-    t_model = LAUNCH_S + effective * (t.blockLength / x.size) / per_core_bw
-    t_ideal = LAUNCH_S + minimum / HBM_BYTES_PER_S
-    return Row(key, dtype, x.size, desc, moved / minimum, t.blockDim, cores, c["ubHighWater"],
-               scalar_bytes // size, t_model, t_ideal, shim_s)  # fmt: skip
+    return Row(key, dtype, x.size, desc, p.bytes_ratio, t.blockDim, p.cores, c["ubHighWater"],
+               scalar_bytes // size, p.model_s, p.ideal_s, shim_s)  # fmt: skip
 
 
 def table(rows: list[Row], soc: str, skipped: list[str]) -> str:
@@ -168,9 +161,10 @@ def table(rows: list[Row], soc: str, skipped: list[str]) -> str:
         f"UB {UB_BYTES} B). Every number comes from the shim's counters of the kernel",
         "`sbp-translate --emit-ascendc` emits, run on every simulated core with the tiling of",
         "`lowering/tiling.py`; each result was checked bit for bit against the TBE-formula reference first.",
-        "Time model (see the script's docstring): HBM 1.6 TB/s shared evenly by the AIV cores, 2 us launch,",
-        "the busiest core decides; scalar GM accesses (strided keys) cost one 32-byte burst each;",
-        "ideal = 2 us + minimum bytes / 1.6 TB/s. Not a hardware measurement.",
+        "Time model (`lowering/roofline.py`, as `sbp-run --profile`): HBM 1.6 TB/s shared evenly by the AIV",
+        "cores, 2 us launch, the busiest core decides; DataCopyPad blocks cost whole 32-byte bursts, scalar GM",
+        "accesses (strided keys) one 32-byte burst each; ideal = 2 us + minimum bytes / 1.6 TB/s.",
+        "Not a hardware measurement.",
         "",
         "Columns: GM<->UB bytes / minimum bytes (self + other + out, each once), cores used / available,",
         "UB high water / UB size, elements moved by scalar GM accesses, modelled time, ideal time,",

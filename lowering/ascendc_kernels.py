@@ -14,9 +14,10 @@ the same operands, how far the formula lands from C fmod, which `sbp-run --check
 from __future__ import annotations
 
 import hashlib
+import os
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
@@ -26,6 +27,7 @@ from xdsl.ir import Operation
 from sbpc.dialects import dtypes
 from sbpc.lowering.ascendc_printer import AscendCPrinter, tiling_header
 from sbpc.lowering.ascendc_runtime import compile_kernel, run_kernel
+from sbpc.lowering.roofline import LaunchProfile, profile_launch
 from sbpc.lowering.soc import DEFAULT_SOC
 from sbpc.lowering.tiling import TensorView, compute_tiling
 from sbpc.lowering.to_ascendc import KERNELS, make_kernel
@@ -50,9 +52,22 @@ def kernel_source_dir(name: str) -> Path:
     digest = hashlib.sha256((kernel.text + header).encode()).hexdigest()[:16]
     root = Path(tempfile.gettempdir()) / "sbpc-kernels" / f"{name}-{digest}"
     root.mkdir(parents=True, exist_ok=True)
-    (root / f"{name}.cpp").write_text(kernel.text, encoding="utf-8")
-    (root / f"{name}_tiling.h").write_text(header, encoding="utf-8")
+    _write_atomic(root / f"{name}.cpp", kernel.text)
+    _write_atomic(root / f"{name}_tiling.h", header)
     return root
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    """Write through a private temp file and rename it in place: ranks building the same kernel at once
+    share `path`, and a plain write let one compile a file another was still truncating and writing."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
 
 
 @cache
@@ -68,12 +83,14 @@ def _dtype(x: np.ndarray) -> str:
     return found.name
 
 
-def run_fmod(self: np.ndarray, other: np.ndarray | float | int, soc: str = DEFAULT_SOC) -> np.ndarray:
+def run_fmod(
+    self: np.ndarray, other: np.ndarray | float | int, soc: str = DEFAULT_SOC, profiler: KernelProfiler | None = None,
+) -> np.ndarray:
     """fmod of one shard through the emitted kernel; `other` is a tensor or a scalar."""
     if self.ndim == 0 and (not isinstance(other, np.ndarray) or other.ndim == 0):
         # A 0-d shard is one element: the kernel's tiling and buffers are for 1-d and up.
         other = other.reshape(1) if isinstance(other, np.ndarray) else other
-        return run_fmod(self.reshape(1), other, soc).reshape(())
+        return run_fmod(self.reshape(1), other, soc, profiler).reshape(())
     dtype = _dtype(self)
     self = np.ascontiguousarray(self)
     view = TensorView.row_major(self.shape)
@@ -85,21 +102,60 @@ def run_fmod(self: np.ndarray, other: np.ndarray | float | int, soc: str = DEFAU
         tiling = compute_tiling(view, other, view, dtype, soc)
         name, tensor = "fmod_scalar", None
     fields = tiling.fields()
-    out, _ = run_kernel(
+    key = int(tiling.to_json()["tilingKey"])
+    out, counters = run_kernel(
         library(name, dtype), self, tensor, self.shape, tiling.to_bytes(), int(fields["blockDim"]),  # type: ignore[arg-type]
-        int(tiling.to_json()["tilingKey"]),
+        key,
     )
+    if profiler is not None:
+        minimum = (2 * self.size + (0 if tensor is None else tensor.size)) * self.itemsize
+        profiler.record(profile_launch(
+            name, key, profiler.next_rank(), dtype, self.size, self.itemsize, minimum, counters,
+            int(fields["blockDim"]), int(fields["blockLength"]), soc,
+        ))  # fmt: skip
     return out
 
 
-def _fmod(operands: list[np.ndarray], op: Operation) -> np.ndarray:
-    return run_fmod(operands[0], operands[1])
+@dataclass
+class KernelProfiler:
+    """`sbp-run --profile`: one `LaunchProfile` per kernel launch, in launch order.
+
+    The simulator runs a local op on each rank in turn (flat row-major order), so a launch's rank is
+    its index among the consecutive launches of the same op. Owned by one run; holds its launches only.
+    """
+
+    launches: list[LaunchProfile] = field(default_factory=list)
+    _op: Operation | None = None
+    _rank: int = 0
+
+    def overrides(self) -> dict[str, Kernel]:
+        """`kernel_overrides()` that also record each launch."""
+
+        def counted(run: Callable[[list[np.ndarray], Operation, KernelProfiler], np.ndarray]) -> Kernel:
+            def kernel(operands: list[np.ndarray], op: Operation) -> np.ndarray:
+                self._rank = self._rank + 1 if op is self._op else 0
+                self._op = op
+                return run(operands, op, self)
+
+            return kernel
+
+        return {"sbp.fmod": counted(_fmod), "sbp.fmod_scalar": counted(_fmod_scalar)}
+
+    def next_rank(self) -> int:
+        return self._rank
+
+    def record(self, launch: LaunchProfile) -> None:
+        self.launches.append(launch)
 
 
-def _fmod_scalar(operands: list[np.ndarray], op: Operation) -> np.ndarray:
+def _fmod(operands: list[np.ndarray], op: Operation, profiler: KernelProfiler | None = None) -> np.ndarray:
+    return run_fmod(operands[0], operands[1], profiler=profiler)
+
+
+def _fmod_scalar(operands: list[np.ndarray], op: Operation, profiler: KernelProfiler | None = None) -> np.ndarray:
     from sbpc.runtime.ops_numpy import scalar_value
 
-    return run_fmod(operands[0], scalar_value(op, "other"))
+    return run_fmod(operands[0], scalar_value(op, "other"), profiler=profiler)
 
 
 def _reference_fmod(operands: list[np.ndarray], op: Operation) -> np.ndarray:

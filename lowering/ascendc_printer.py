@@ -100,6 +100,8 @@ class AscendCPrinter:
                 other_init=other_init,
                 scalar_init=scalar_init,
                 copy_in_alloc="" if scalar else tpl.TENSOR_COPY_IN_ALLOC,
+                other_methods="" if scalar else tpl.TENSOR_OTHER_METHODS,
+                column_dispatch="" if scalar else tpl.TENSOR_COLUMN_DISPATCH,
                 copy_in_other="" if scalar else tpl.TENSOR_COPY_IN_OTHER,
                 copy_in_enque="" if scalar else tpl.TENSOR_COPY_IN_ENQUE,
                 compute_operands=tpl.SCALAR_COMPUTE_OPERANDS if scalar else tpl.TENSOR_COMPUTE_OPERANDS,

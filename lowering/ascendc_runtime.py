@@ -53,7 +53,8 @@ LAUNCHER = SHIM_DIR / "launcher.cpp"
 
 # The five ABI counters (sbp_launch's `counters`), then the extended ones (sbp_get_counters_ex).
 COUNTER_NAMES = ("gmToUbBytes", "ubToGmBytes", "ubHighWater", "dataCopyCalls", "dataCopyNon32")
-_EXTENDED_COUNTER_NAMES = ("gmScalarReadBytes", "gmScalarWriteBytes", "dataCopyPadCalls", "ubToUbBytes")
+_EXTENDED_COUNTER_NAMES = ("gmScalarReadBytes", "gmScalarWriteBytes", "dataCopyPadCalls", "ubToUbBytes",
+                           "gmBurstPadBytes")
 
 CXX = os.environ.get("CXX", "g++")
 COMPILE_FLAGS = ("-std=c++17", "-Wall", "-Werror", "-O1", "-fPIC")
@@ -253,7 +254,8 @@ def run_kernel(
     is a fresh C-contiguous array of `out_shape` filled with the byte `out_fill` (so unwritten elements
     show), or `out_storage` (written in place and returned) when the output view is strided.
     Counters: gmToUbBytes, ubToGmBytes, ubHighWater, dataCopyCalls, dataCopyNon32 (the ABI five) plus
-    gmScalarReadBytes, gmScalarWriteBytes, dataCopyPadCalls, ubToUbBytes.
+    gmScalarReadBytes, gmScalarWriteBytes, dataCopyPadCalls, ubToUbBytes, gmBurstPadBytes (DataCopyPad blocks
+    rounded up to whole 32-byte GM bursts, minus their bytes).
     """
     cdll = _load(str(Path(lib).resolve()))
     entry = cdll.sbp_kernel_entry_name().decode()

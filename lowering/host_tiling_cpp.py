@@ -30,6 +30,7 @@ from sbpc.lowering.soc import ALIGN_BYTES, OPDEF_SOCS
 from sbpc.lowering.tiling import (
     CAST_TEMP_BYTES,
     F32_TEMP_BYTES,
+    MAX_BLOCK_COUNT,
     MIN_BYTES_PER_CORE,
     OTHER_TRAFFIC_SHARE,
     TILE_ALIGN_ELEMS,
@@ -90,6 +91,7 @@ constexpr uint64_t kMinBytesPerCore = @MIN_BYTES@;
 constexpr uint64_t kUbReservedBytes = @UB_RESERVED@;
 constexpr uint64_t kAlignBytes = @ALIGN_BYTES@;
 constexpr uint64_t kTileAlignElems = @TILE_ALIGN@;
+constexpr uint64_t kMaxBlockCount = @MAX_BLOCK_COUNT@;
 constexpr uint64_t kU32Max = 0xFFFFFFFFull;
 
 // A strided view of an operand's storage (elements).
@@ -378,20 +380,6 @@ inline bool ComputeTiling(const View& self, const View* other, const View& out, 
   const uint64_t align = kAlignBytes / typeSize;
   const uint64_t minElems = kMinBytesPerCore / typeSize;
   uint64_t cores = coreNum;
-  if (r.tilingKey == 2) {  // every core may read all of `other`: keep that under 5% of the traffic
-    uint64_t otherN = 1;
-    for (uint32_t i = 0; i < k; ++i) {
-      otherN *= cOther[i] == 0 ? 1 : static_cast<uint64_t>(cs[i]);
-    }
-    const uint64_t cap = 1 + (2 * n + otherN) / (@OTHER_SHARE@ * otherN);  // a core reads up to two runs
-    cores = cores < cap ? cores : cap;
-  }
-  uint64_t blockLength = AlignUp(CeilDiv(n, cores), align);
-  blockLength = blockLength > minElems ? blockLength : minElems;
-  const uint64_t blockDim = CeilDiv(n, blockLength);
-  r.blockDim = static_cast<uint32_t>(blockDim);
-  r.blockLength = blockLength;
-  r.lastBlockLength = n - (blockDim - 1) * blockLength;
   // UB: x, y, out queues in T x bufferNum + fp32 temporaries; tiles aligned to 64 elements.
   const uint64_t budget = ubSize - kUbReservedBytes;
   const uint64_t tempBytes = (isF32 ? @FT@ : @CT@) + (r.tilingKey == 2 ? typeSize : 0);  // key 2: the run cache
@@ -399,6 +387,58 @@ inline bool ComputeTiling(const View& self, const View* other, const View& out, 
   if (tileDouble == 0 || tileDouble > kU32Max) {
     return false;
   }
+  uint64_t colBlock = 0;
+  if (r.tilingKey == 2) {  // every core may read all of `other`: keep that under 5% of the traffic
+    uint64_t otherN = 1;
+    for (uint32_t i = 0; i < k; ++i) {
+      otherN *= cOther[i] == 0 ? 1 : static_cast<uint64_t>(cs[i]);
+    }
+    const uint64_t cap = 1 + (2 * n + otherN) / (@OTHER_SHARE@ * otherN);  // a core reads up to two runs
+    cores = cores < cap ? cores : cap;
+    // A row broadcast (other one compact row) whose cap idles cores is split by columns instead.
+    bool rowBroadcast = k >= 2 && cOther[k - 1] == 1;
+    for (uint32_t i = 0; rowBroadcast && i + 1 < k; ++i) {
+      rowBroadcast = cOther[i] == 0;
+    }
+    if (rowBroadcast) {
+      const uint64_t cols = static_cast<uint64_t>(cs[k - 1]);
+      const uint64_t rows = n / cols;
+      const uint64_t byCores = AlignUp(CeilDiv(cols, coreNum), align);
+      const uint64_t byBytes = AlignUp(CeilDiv(minElems, rows), align);
+      const uint64_t block = byCores > byBytes ? byCores : byBytes;
+      if (CeilDiv(cols, block) > cores && block <= tileDouble) {
+        colBlock = block;
+      }
+    }
+  }
+  r.colBlock = static_cast<uint32_t>(colBlock);
+  if (colBlock != 0) {  // core i: columns [i*colBlock, (i+1)*colBlock) of every row
+    const uint64_t cols = static_cast<uint64_t>(cs[k - 1]);
+    const uint64_t rows = n / cols;
+    const uint64_t blockDim = CeilDiv(cols, colBlock);
+    const uint64_t lastWidth = cols - (blockDim - 1) * colBlock;
+    r.blockDim = static_cast<uint32_t>(blockDim);
+    r.blockLength = rows * colBlock;
+    r.lastBlockLength = rows * lastWidth;
+    r.bufferNum = r.blockLength <= tileDouble ? 1 : 2;
+    const uint64_t tileLength = r.bufferNum == 1 ? AlignUp(r.blockLength, kTileAlignElems) : tileDouble;
+    uint64_t tileRows = tileLength / colBlock;
+    tileRows = tileRows < kMaxBlockCount ? tileRows : kMaxBlockCount;
+    const uint64_t tileNum = CeilDiv(rows, tileRows);
+    const uint64_t lastRows = rows - (tileNum - 1) * tileRows;
+    r.tileLength = static_cast<uint32_t>(tileLength);
+    r.tileNum = static_cast<uint32_t>(tileNum);
+    r.lastTileLength = static_cast<uint32_t>(lastRows * colBlock);
+    r.lastCoreTileNum = static_cast<uint32_t>(tileNum);
+    r.lastCoreLastTileLength = static_cast<uint32_t>(lastRows * lastWidth);
+    return true;
+  }
+  uint64_t blockLength = AlignUp(CeilDiv(n, cores), align);
+  blockLength = blockLength > minElems ? blockLength : minElems;
+  const uint64_t blockDim = CeilDiv(n, blockLength);
+  r.blockDim = static_cast<uint32_t>(blockDim);
+  r.blockLength = blockLength;
+  r.lastBlockLength = n - (blockDim - 1) * blockLength;
   uint64_t tileLength = tileDouble;
   r.bufferNum = 2;
   if (blockLength <= tileDouble) {
@@ -527,6 +567,7 @@ def host_tiling_source(op: str) -> str:
         .replace("@TILE_ALIGN@", str(TILE_ALIGN_ELEMS))
         .replace("@ALIGN_BYTES@", str(ALIGN_BYTES))
         .replace("@OTHER_SHARE@", str(OTHER_TRAFFIC_SHARE))
+        .replace("@MAX_BLOCK_COUNT@", str(MAX_BLOCK_COUNT))
         .replace("@FT@", str(F32_TEMP_BYTES))
         .replace("@CT@", str(CAST_TEMP_BYTES))
         .replace("@RESULT_FIELDS@", cpp_members({"blockDim": "1"}, "kMaxDims"))

@@ -7,10 +7,13 @@ operand stays aligned. Contiguous keys (0, 1) have one segment per tile; key 2 r
 (or duplicates a broadcast element), never splits a run across tiles when it can avoid it, and keeps
 the last run in a UB cache so a repeated run is copied UB->UB instead of re-read from GM; keys 3
 and 4 read and write strided operands element by element when their innermost stride is not 1.
-CopyIn and CopyOut walk the same segments, so no per-segment table is kept.
+Consecutive whole rows of keys 2-4 form a *row group*: an operand whose innermost stride is 1 moves
+the group with one strided DataCopyPad (blockCount = rows, srcStride / dstStride = the row gap in GM),
+whose 32-byte-padded blocks land exactly on the segments' aligned slots. CopyIn and CopyOut walk the
+same segments and groups, so no per-segment table is kept.
 
 Placeholders: {tiling_header} {align_bytes} (`lowering.soc.ALIGN_BYTES`) {cls} {other_param} {other_arg} {other_init} {scalar_init}
-{copy_in_other} {compute} {entry} {branches}.
+{other_methods} {column_dispatch} {copy_in_other} {compute} {entry} {branches}.
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ KERNEL = """\
 using namespace AscendC;
 
 namespace {{
+
+constexpr uint32_t kMaxBlockCount = 4095;  // A2: DataCopyPad's blockCount limit
 
 // Flat logical index -> element offset of an operand with the given strides.
 __aicore__ inline int64_t StridedOffset(uint64_t pos, uint32_t dimNum, const int64_t* shape,
@@ -82,7 +87,7 @@ class {cls} {{
     if (length_ == 0) {{
       return;
     }}
-    if (key_ <= 1) {{
+{column_dispatch}    if (key_ <= 1) {{
       for (uint32_t i = 0; i < tiles_; ++i) {{
         uint32_t n = (i + 1 == tiles_) ? lastTile_ : td_.tileLength;
         uint64_t pos = start_ + static_cast<uint64_t>(i) * td_.tileLength;
@@ -142,6 +147,55 @@ class {cls} {{
     otherInUb_ = true;
   }}
 
+  // Rows of the group starting with the segment (pos, len) at `slot`: 1 unless the segment is a whole
+  // row of a strided or broadcast key; then every following whole row of the same dim-(n-2) run that
+  // fits the tile and the core's range (each row's offset advances by that dim's stride).
+  __aicore__ inline uint32_t GroupRows(uint64_t pos, uint64_t end, uint32_t slot, uint32_t len) const {{
+    if (key_ <= 1 || td_.dimNum < 2 || len != innerExtent_ || pos % innerExtent_ != 0) {{
+      return 1;
+    }}
+    uint64_t outer = static_cast<uint64_t>(td_.shape[td_.dimNum - 2]);
+    uint64_t rows = outer - (pos / innerExtent_) % outer;
+    uint64_t inRange = (end - pos) / len;
+    uint64_t inTile = (td_.tileLength - slot - len) / AlignUp(len) + 1;
+    rows = rows < inRange ? rows : inRange;
+    rows = rows < inTile ? rows : inTile;
+    return static_cast<uint32_t>(rows < kMaxBlockCount ? rows : kMaxBlockCount);
+  }}
+
+  // Elements between the starts of consecutive rows of an operand (only used by groups of rows > 1).
+  __aicore__ inline int64_t RowPitch(const int64_t* stride) const {{
+    return key_ <= 2 || td_.dimNum < 2 ? static_cast<int64_t>(innerExtent_) : stride[td_.dimNum - 2];
+  }}
+
+  // GM -> UB of a row group: one strided DataCopyPad when rows are unit-stride and do not overlap.
+  __aicore__ inline void LoadRows(LocalTensor<T>& dst, uint32_t slot, GlobalTensor<T>& gm, int64_t off,
+                                  int64_t innerStride, int64_t pitch, uint32_t len, uint32_t rows) {{
+    if (rows > 1 && innerStride == 1 && pitch >= static_cast<int64_t>(len)) {{
+      DataCopyExtParams ext{{static_cast<uint16_t>(rows), static_cast<uint32_t>(len * sizeof(T)),
+                            static_cast<uint32_t>((pitch - len) * sizeof(T)), 0, 0}};
+      DataCopyPadExtParams<T> pad{{false, 0, 0, T(0)}};
+      DataCopyPad(dst[slot], gm[off], ext, pad);
+      return;
+    }}
+    for (uint32_t r = 0; r < rows; ++r) {{
+      LoadRun(dst, slot + r * AlignUp(len), gm, off + static_cast<int64_t>(r) * pitch, innerStride, len);
+    }}
+  }}
+
+  __aicore__ inline void StoreRows(GlobalTensor<T>& gm, int64_t off, int64_t innerStride, int64_t pitch,
+                                   LocalTensor<T>& src, uint32_t slot, uint32_t len, uint32_t rows) {{
+    if (rows > 1 && innerStride == 1 && pitch >= static_cast<int64_t>(len)) {{
+      DataCopyExtParams ext{{static_cast<uint16_t>(rows), static_cast<uint32_t>(len * sizeof(T)), 0,
+                            static_cast<uint32_t>((pitch - len) * sizeof(T)), 0}};
+      DataCopyPad(gm[off], src[slot], ext);
+      return;
+    }}
+    for (uint32_t r = 0; r < rows; ++r) {{
+      StoreRun(gm, off + static_cast<int64_t>(r) * pitch, innerStride, src, slot + r * AlignUp(len), len);
+    }}
+  }}
+{other_methods}
   __aicore__ inline uint64_t Tile(uint64_t pos, uint64_t end) {{
     uint32_t slots = 0;
     uint64_t next = CopyIn(pos, end, slots);
@@ -192,10 +246,11 @@ class {cls} {{
     LocalTensor<T> x = inX_.template AllocTensor<T>();
 {copy_in_alloc}    uint32_t slot = 0;
     for (uint32_t len = SegmentLength(pos, end, slot); len > 0; len = SegmentLength(pos, end, slot)) {{
-      LoadRun(x, slot, selfGm_, SelfOffset(pos), InnerStride(td_.selfStride), len);
-{copy_in_other}      slots = slot + len;
-      slot = AlignUp(slot + len);
-      pos += len;
+      uint32_t rows = GroupRows(pos, end, slot, len);
+      LoadRows(x, slot, selfGm_, SelfOffset(pos), InnerStride(td_.selfStride), RowPitch(td_.selfStride), len, rows);
+{copy_in_other}      slots = slot + (rows - 1) * AlignUp(len) + len;
+      slot = AlignUp(slots);
+      pos += static_cast<uint64_t>(rows) * len;
     }}
     inX_.EnQue(x);
 {copy_in_enque}    return pos;
@@ -205,9 +260,10 @@ class {cls} {{
     LocalTensor<T> z = outZ_.template DeQue<T>();
     uint32_t slot = 0;
     for (uint32_t len = SegmentLength(pos, end, slot); len > 0; len = SegmentLength(pos, end, slot)) {{
-      StoreRun(outGm_, OutOffset(pos), InnerStride(td_.outStride), z, slot, len);
-      slot = AlignUp(slot + len);
-      pos += len;
+      uint32_t rows = GroupRows(pos, end, slot, len);
+      StoreRows(outGm_, OutOffset(pos), InnerStride(td_.outStride), RowPitch(td_.outStride), z, slot, len, rows);
+      slot = AlignUp(slot + (rows - 1) * AlignUp(len) + len);
+      pos += static_cast<uint64_t>(rows) * len;
     }}
     outZ_.FreeTensor(z);
   }}
@@ -267,26 +323,88 @@ TENSOR_COPY_IN_ALLOC = """\
 
 TENSOR_COPY_IN_OTHER = """\
       if (!ScalarLike()) {
-        int64_t off = key_ == 1 ? static_cast<int64_t>(pos)
-                                : StridedOffset(pos, td_.dimNum, td_.shape, td_.otherStride, td_.otherOffset);
-        int64_t inner = key_ == 1 ? 1 : td_.otherStride[td_.dimNum - 1];
-        if (inner == 0) {
-          T value = otherInUb_ ? cacheBuf_.template Get<T>().GetValue(static_cast<uint32_t>(off))
-                               : otherGm_.GetValue(static_cast<uint64_t>(off));
-          Duplicate(y[slot], value, static_cast<int32_t>(len));
-        } else if (key_ == 2 && off == cacheOff_ && len == cacheLen_) {
-          LocalTensor<T> cache = cacheBuf_.template Get<T>();
-          DataCopy(y[slot], cache, AlignUp(len));
-        } else {
-          LoadRun(y, slot, otherGm_, off, inner, len);
-          if (key_ == 2) {
-            LocalTensor<T> cache = cacheBuf_.template Get<T>();
-            DataCopy(cache, y[slot], AlignUp(len));
-            cacheOff_ = off;
-            cacheLen_ = len;
-          }
-        }
+        CopyInOther(y, slot, pos, len, rows);
       }
+"""
+
+# The tensor kernel's `other` loads: a key-4 row group of unit-stride rows is one strided DataCopyPad;
+# otherwise each run is read on its own (key 2 reuses its cache or duplicates a broadcast element).
+TENSOR_COLUMN_DISPATCH = """\
+    if (td_.colBlock != 0) {
+      ColumnProcess();
+      return;
+    }
+"""
+
+TENSOR_OTHER_METHODS = """
+  // Key 2 split by columns (a row broadcast): this core's slice of `other` is read once into the cache;
+  // each tile is up to tileLength / colBlock whole rows of the core's column slice, moved in and out with
+  // one strided DataCopyPad each, while `other` rows are UB->UB copies of the cache.
+  __aicore__ inline void ColumnProcess() {
+    uint64_t cols = innerExtent_;
+    uint64_t first = static_cast<uint64_t>(GetBlockIdx()) * td_.colBlock;
+    uint32_t width = static_cast<uint32_t>(cols - first < td_.colBlock ? cols - first : td_.colBlock);
+    uint32_t pitch = AlignUp(width);
+    uint64_t rows = td_.totalLength / cols;
+    uint32_t tileRows = td_.tileLength / td_.colBlock;
+    tileRows = tileRows < kMaxBlockCount ? tileRows : kMaxBlockCount;
+    LocalTensor<T> cache = cacheBuf_.template Get<T>();
+    DataCopyPadExtParams<T> pad{false, 0, 0, T(0)};
+    DataCopyPad(cache, otherGm_[first], DataCopyExtParams{1, static_cast<uint32_t>(width * sizeof(T)), 0, 0, 0}, pad);
+    SetFlag<HardEvent::MTE2_MTE3>(0);
+    WaitFlag<HardEvent::MTE2_MTE3>(0);
+    uint32_t gap = static_cast<uint32_t>((cols - width) * sizeof(T));
+    for (uint64_t row = 0; row < rows; row += tileRows) {
+      uint32_t n = static_cast<uint32_t>(rows - row < tileRows ? rows - row : tileRows);
+      uint64_t off = row * cols + first;
+      DataCopyExtParams ext{static_cast<uint16_t>(n), static_cast<uint32_t>(width * sizeof(T)), gap, 0, 0};
+      LocalTensor<T> x = inX_.template AllocTensor<T>();
+      LocalTensor<T> y = inY_.template AllocTensor<T>();
+      DataCopyPad(x, selfGm_[off], ext, pad);
+      for (uint32_t r = 0; r < n; ++r) {
+        DataCopy(y[r * pitch], cache, pitch);
+      }
+      inX_.EnQue(x);
+      inY_.EnQue(y);
+      Compute((n - 1) * pitch + width);
+      LocalTensor<T> z = outZ_.template DeQue<T>();
+      DataCopyPad(outGm_[off], z, DataCopyExtParams{static_cast<uint16_t>(n), static_cast<uint32_t>(width * sizeof(T)), 0, gap, 0});
+      outZ_.FreeTensor(z);
+    }
+  }
+
+  __aicore__ inline void CopyInOther(LocalTensor<T>& y, uint32_t slot, uint64_t pos, uint32_t len, uint32_t rows) {
+    if (key_ == 4 && rows > 1 && td_.otherStride[td_.dimNum - 1] == 1) {
+      int64_t off = StridedOffset(pos, td_.dimNum, td_.shape, td_.otherStride, td_.otherOffset);
+      LoadRows(y, slot, otherGm_, off, 1, td_.otherStride[td_.dimNum - 2], len, rows);
+      return;
+    }
+    for (uint32_t r = 0; r < rows; ++r) {
+      CopyInOtherRun(y, slot + r * AlignUp(len), pos + static_cast<uint64_t>(r) * len, len);
+    }
+  }
+
+  __aicore__ inline void CopyInOtherRun(LocalTensor<T>& y, uint32_t slot, uint64_t pos, uint32_t len) {
+    int64_t off = key_ == 1 ? static_cast<int64_t>(pos)
+                            : StridedOffset(pos, td_.dimNum, td_.shape, td_.otherStride, td_.otherOffset);
+    int64_t inner = key_ == 1 ? 1 : td_.otherStride[td_.dimNum - 1];
+    if (inner == 0) {
+      T value = otherInUb_ ? cacheBuf_.template Get<T>().GetValue(static_cast<uint32_t>(off))
+                           : otherGm_.GetValue(static_cast<uint64_t>(off));
+      Duplicate(y[slot], value, static_cast<int32_t>(len));
+    } else if (key_ == 2 && off == cacheOff_ && len == cacheLen_) {
+      LocalTensor<T> cache = cacheBuf_.template Get<T>();
+      DataCopy(y[slot], cache, AlignUp(len));
+    } else {
+      LoadRun(y, slot, otherGm_, off, inner, len);
+      if (key_ == 2) {
+        LocalTensor<T> cache = cacheBuf_.template Get<T>();
+        DataCopy(cache, y[slot], AlignUp(len));
+        cacheOff_ = off;
+        cacheLen_ = len;
+      }
+    }
+  }
 """
 
 TENSOR_COPY_IN_ENQUE = """\

@@ -26,7 +26,9 @@ REPEAT_BYTES = 256
 HBM_BYTES_PER_S = 1.6e12
 """Nominal HBM bandwidth of an A2 SoC, shared by its AIV cores."""
 LAUNCH_S = 2e-6
-"""Fixed cost of one kernel launch (the benchmarks' time model)."""
+"""Fixed cost of one kernel launch (the roofline model, `lowering/roofline.py`)."""
+SCALAR_GM_ACCESS_BYTES = ALIGN_BYTES
+"""A scalar `GlobalTensor::GetValue/SetValue` is charged one whole 32-byte burst (roofline model)."""
 
 
 @dataclass(frozen=True)

@@ -62,8 +62,9 @@ F32_TEMP_BYTES = 4
 CAST_TEMP_BYTES = 12
 """fp32 temporaries per tile element when T is cast to fp32: x32, y32, q."""
 OTHER_TRAFFIC_SHARE = 40
-"""Key 2: every core may read all of `other` (up to two runs of it), so cores are capped at about
-2N / (40 |other|): that extra traffic stays under 5% of N."""
+"""Key 2, split by flat ranges: every core may read all of `other` (up to two runs of it), so cores are
+capped at about 2N / (40 |other|): that extra traffic stays under 5% of N. A row broadcast whose cap
+leaves cores idle is split by columns instead (`colBlock`): each core reads its slice of `other` once."""
 _I64_MAX = (1 << 63) - 1
 _U32_MAX = (1 << 32) - 1
 
@@ -348,6 +349,8 @@ class FmodTiling:
     selfOffset: int
     otherOffset: int
     outOffset: int
+    colBlock: int
+    """Key 2 split by columns: columns per core (a multiple of 32 bytes); 0 for a split by flat ranges."""
     self_view: TensorView = field(compare=False)
     other_view: TensorView | None = field(compare=False)
     out_view: TensorView = field(compare=False)
@@ -415,6 +418,7 @@ class FmodTiling:
             "selfOffset": self.selfOffset,
             "otherOffset": self.otherOffset,
             "outOffset": self.outOffset,
+            "colBlock": self.colBlock,
             "self": view(self.self_view),
             "other": view(self.other_view),
             "out": view(self.out_view),
@@ -473,7 +477,7 @@ def compute_tiling(
             tilingKey=0 if other_view is None else 1, blockDim=1, blockLength=0, lastBlockLength=0,
             tileLength=0, tileNum=0, lastTileLength=0, lastCoreTileNum=0, lastCoreLastTileLength=0,
             bufferNum=0, dimNum=0, innerRun=0, shape=zeros, selfStride=zeros, otherStride=zeros,
-            outStride=zeros, selfOffset=0, otherOffset=0, outOffset=0, **common,
+            outStride=zeros, selfOffset=0, otherOffset=0, outOffset=0, colBlock=0, **common,
         )  # fmt: skip
     key = select_tiling_key(c)
     k = c.dim_num
@@ -490,24 +494,42 @@ def compute_tiling(
     align = info.align_bytes // size
     min_elems = MIN_BYTES_PER_CORE // size
     cores = info.aiv_cores
-    if key == 2:  # every core may read all of `other`: keep that extra traffic under 5%
-        other_n = math.prod(d for d, s in zip(c.shape, other_strides, strict=True) if s != 0)
-        cores = min(cores, 1 + (2 * n_total + other_n) // (OTHER_TRAFFIC_SHARE * other_n))  # up to two runs a core
-    block_length = max(align_up(ceil_div(n_total, cores), align), min_elems)
-    block_dim = ceil_div(n_total, block_length)
-    last_block_length = n_total - (block_dim - 1) * block_length
-
     # UB: every buffer x bufferNum, fp32 temporaries included; tiles aligned to 64 elements.
     budget = info.ub_bytes - UB_RESERVED_BYTES
     tile_double = align_down(budget // ub_bytes_per_elem(dtype, 2, key), TILE_ALIGN_ELEMS)
     if tile_double == 0:
         raise ValueError(f"UB of {info.ub_bytes} bytes cannot hold one 64-element tile")
-    if block_length <= tile_double:
-        buffer_num, tile_length = 1, align_up(block_length, TILE_ALIGN_ELEMS)
+    col_block = 0
+    if key == 2:  # every core may read all of `other`: keep that extra traffic under 5%
+        other_n = math.prod(d for d, s in zip(c.shape, other_strides, strict=True) if s != 0)
+        cores = min(cores, 1 + (2 * n_total + other_n) // (OTHER_TRAFFIC_SHARE * other_n))  # up to two runs a core
+        col_block = _column_block(c.shape, other_strides, cores, info.aiv_cores, align, min_elems, tile_double)
+    if col_block:
+        # Split by columns: core i takes columns [i*colBlock, (i+1)*colBlock) of every row; a tile holds
+        # whole rows of that slice, each at a 32-byte-aligned slot (colBlock is a multiple of 32 bytes).
+        cols = c.shape[-1]
+        rows = n_total // cols
+        block_dim = ceil_div(cols, col_block)
+        block_length, last_block_length = rows * col_block, rows * (cols - (block_dim - 1) * col_block)
+        buffer_num = 1 if block_length <= tile_double else 2
+        tile_length = align_up(block_length, TILE_ALIGN_ELEMS) if buffer_num == 1 else tile_double
+        tile_rows = min(tile_length // col_block, MAX_BLOCK_COUNT)
+        tile_num = last_core_tile_num = ceil_div(rows, tile_rows)
+        last_rows = rows - (tile_num - 1) * tile_rows
+        last_tile_length = last_rows * col_block
+        last_core_last_tile_length = last_rows * (cols - (block_dim - 1) * col_block)
     else:
-        buffer_num, tile_length = 2, tile_double
-    tile_num = ceil_div(block_length, tile_length)
-    last_core_tile_num = ceil_div(last_block_length, tile_length)
+        block_length = max(align_up(ceil_div(n_total, cores), align), min_elems)
+        block_dim = ceil_div(n_total, block_length)
+        last_block_length = n_total - (block_dim - 1) * block_length
+        if block_length <= tile_double:
+            buffer_num, tile_length = 1, align_up(block_length, TILE_ALIGN_ELEMS)
+        else:
+            buffer_num, tile_length = 2, tile_double
+        tile_num = ceil_div(block_length, tile_length)
+        last_core_tile_num = ceil_div(last_block_length, tile_length)
+        last_tile_length = block_length - (tile_num - 1) * tile_length
+        last_core_last_tile_length = last_block_length - (last_core_tile_num - 1) * tile_length
     if tile_num > _U32_MAX:
         raise ValueError(f"{n_total} elements need {tile_num} tiles per core, more than a uint32 holds")
     return FmodTiling(
@@ -517,9 +539,9 @@ def compute_tiling(
         lastBlockLength=last_block_length,
         tileLength=tile_length,
         tileNum=tile_num,
-        lastTileLength=block_length - (tile_num - 1) * tile_length,
+        lastTileLength=last_tile_length,
         lastCoreTileNum=last_core_tile_num,
-        lastCoreLastTileLength=last_block_length - (last_core_tile_num - 1) * tile_length,
+        lastCoreLastTileLength=last_core_last_tile_length,
         bufferNum=buffer_num,
         dimNum=k,
         innerRun=inner_run,
@@ -530,5 +552,26 @@ def compute_tiling(
         selfOffset=self.offset if key >= 3 else 0,
         otherOffset=other_view.offset if other_view is not None and key >= 3 else 0,
         outOffset=out.offset if key >= 3 else 0,
+        colBlock=col_block,
         **common,
     )
+
+
+MAX_BLOCK_COUNT = 4095
+"""A2: the most blocks (rows) one DataCopyPad moves; a column-split tile holds at most this many rows."""
+
+
+def _column_block(
+    shape: Sequence[int], other_strides: Sequence[int], capped: int, cores: int, align: int, min_elems: int,
+    tile_double: int,
+) -> int:
+    """Key 2: columns per core when a row broadcast (`other` one compact row) is better split by columns,
+    else 0: more cores than the flat split's cap, >= 4 KiB per core, one aligned row slice fits a tile."""
+    if len(shape) < 2 or other_strides[-1] != 1 or any(s != 0 for s in other_strides[:-1]):
+        return 0
+    cols = shape[-1]
+    rows = math.prod(shape[:-1])
+    block = max(align_up(ceil_div(cols, cores), align), align_up(ceil_div(min_elems, rows), align))
+    if ceil_div(cols, block) <= capped or block > tile_double:
+        return 0
+    return block

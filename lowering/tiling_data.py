@@ -47,6 +47,7 @@ FMOD_TILING_FIELDS: tuple[TilingField, ...] = (
     TilingField("selfOffset", "int64_t"),
     TilingField("otherOffset", "int64_t"),
     TilingField("outOffset", "int64_t"),
+    TilingField("colBlock", "uint32_t"),
 )
 
 # The field types tilingdata_base.h allows -> struct format character (little-endian, standard sizes).
@@ -87,7 +88,7 @@ def tiling_field_offsets(fields: Fields = FMOD_TILING_FIELDS) -> dict[str, int]:
 
 
 def tiling_size(fields: Fields = FMOD_TILING_FIELDS) -> int:
-    """sizeof(FmodTilingData) (352 for FMOD_TILING_FIELDS)."""
+    """sizeof(FmodTilingData) (360 for FMOD_TILING_FIELDS)."""
     return struct_layout(fields)[1]
 
 

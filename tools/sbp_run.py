@@ -1,7 +1,7 @@
 """`sbp-run`: compile a global program, run it on a simulated device mesh and check it (SPEC §4).
 
     sbp-run FILE [--entry main] [--seed N | --inputs a.npy,b.npy] [--pipeline P]
-                 [--kernels numpy|ascendc-cpu] [--check] [--save-outputs DIR] [--debug]
+                 [--kernels numpy|ascendc-cpu [--profile]] [--check] [--save-outputs DIR] [--debug]
                  [--backend simulator|torch] [--dist-backend gloo|nccl|hccl] [--timeout S] [--repeat N]
 
 1. parse and verify FILE (located errors, exit 1);
@@ -21,6 +21,9 @@
    print `check: OK` or a mismatch report and exit 1 on mismatch. With `--kernels ascendc-cpu` the
    reference computes fmod by the kernels' TBE formula, and a line first reports its largest
    deviation from the IR's C fmod.
+7. with `--kernels ascendc-cpu --profile` (simulator backend), one line per kernel launch after the run:
+   `kernel NAME key=K rank=R dtype=T n=N: bytes B (X.XXx min), cores C/48, ub U B, model M us, ideal I us
+   (R.RRx)` from the shim's counters and the roofline model of `lowering/roofline.py`.
 
 Errors print as `FILE:LINE:COL: error: MESSAGE` (or `error: MESSAGE`) on stderr with exit code 1;
 a Python traceback appears only with `--debug`.
@@ -66,7 +69,7 @@ from sbpc.tools.pipeline import UsageError, checking_callback, parse_pipeline_sp
 from sbpc.tools.sbp_opt import register_dialects
 
 if TYPE_CHECKING:
-    from sbpc.lowering.ascendc_kernels import FmodDeviation
+    from sbpc.lowering.ascendc_kernels import FmodDeviation, KernelProfiler
 
 DEFAULT_PIPELINE = "infer-sbp,materialize-boxing,lower-boxing,spmdize"
 
@@ -97,6 +100,8 @@ def build_arg_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--kernels", choices=("numpy", "ascendc-cpu"), default="numpy",
                         help="local kernels: numpy (default) or the emitted Ascend C fmod kernels on the CPU shim")
+    parser.add_argument("--profile", action="store_true",
+                        help="with --kernels ascendc-cpu: per kernel launch, bytes, cores, UB and roofline times")
     parser.add_argument("--check", action="store_true", help="compare the outputs with the global numpy reference")
     parser.add_argument("--save-outputs", metavar="DIR", default=None,
                         help="write the reassembled outputs as DIR/result0.npy, DIR/result1.npy, ...")
@@ -141,6 +146,7 @@ class Run:
         self.positions: dict[Operation, int] = {}
         self.torch_tolerant = False
         """Whether torch rounded a float op differently from numpy (then --check uses its tolerance)."""
+        self.profiler: KernelProfiler | None = None
 
     # -- diagnostics ---------------------------------------------------------
     def located(self, error: Exception, module: ModuleOp | None) -> Failure:
@@ -299,6 +305,11 @@ class Run:
         except ImportError as error:
             raise Failure(f"{missing}: {error}") from None
         # The backend's bridge: op name -> kernel(local operands, op) -> local result, like ops_numpy.
+        if self.args.profile:
+            from sbpc.lowering.ascendc_kernels import KernelProfiler
+
+            self.profiler = KernelProfiler()
+            return self.profiler.overrides()
         return dict(kernel_overrides())
 
     def fmod_deviation(self) -> FmodDeviation | None:
@@ -322,6 +333,10 @@ class Run:
     # -- everything --------------------------------------------------------------
     def run(self) -> int:
         args = self.args
+        if args.profile and args.kernels != "ascendc-cpu":
+            raise Failure("error: --profile needs --kernels ascendc-cpu")
+        if args.profile and args.backend != "simulator":
+            raise Failure("error: --profile runs with --backend simulator (launches are profiled in this process)")
         given = self.pipeline(args.pipeline) if args.pipeline is not None else None  # usage errors first
         module = self.parse()
         try:
@@ -354,6 +369,8 @@ class Run:
                 for record in log:
                     print(record.line())
                 print(f"total bytes sent: {total_sent(log)} (all ranks); cost model: {model}")
+                for launch in self.profiler.launches if self.profiler is not None else []:
+                    print(launch.line())
         except DiagnosticException as error:
             raise self.located(error, compiled) from None
         except SimulationError as error:

@@ -14,7 +14,7 @@
 //     sbp_last_error()); 2 for bad launch arguments.
 //   const char* sbp_last_error(void);            message of the last failure of this thread ("" if none)
 //   uint32_t sbp_get_counters_ex(uint64_t*, uint32_t n);  the 5 counters + gmScalarReadBytes,
-//            gmScalarWriteBytes, dataCopyPadCalls, ubToUbBytes of the last launch; returns how many
+//            gmScalarWriteBytes, dataCopyPadCalls, ubToUbBytes, gmBurstPadBytes of the last launch; returns how many
 //   const char* sbp_kernel_entry_name(void);     the entry symbol compiled in
 //   int sbp_kernel_is_scalar(void);
 //   uint32_t sbp_ub_capacity(void);              TOTAL_UB_SIZE (sbp_shim/soc.h)
@@ -108,7 +108,7 @@ extern "C" __attribute__((visibility("default"))) uint32_t sbp_get_counters_ex(u
   const AscendC::shim::Counters& c = g_lastCounters;
   const uint64_t all[] = {c.gmToUbBytes,       c.ubToGmBytes,        c.ubHighWater,      c.dataCopyCalls,
                           c.dataCopyNon32,     c.gmScalarReadBytes,  c.gmScalarWriteBytes, c.dataCopyPadCalls,
-                          c.ubToUbBytes};
+                          c.ubToUbBytes,       c.gmBurstPadBytes};
   uint32_t total = static_cast<uint32_t>(sizeof(all) / sizeof(all[0]));
   uint32_t k = n < total ? n : total;
   for (uint32_t i = 0; i < k && out != nullptr; ++i) out[i] = all[i];

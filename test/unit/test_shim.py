@@ -258,7 +258,7 @@ def test_tiling_layout_natural_alignment():
     assert list(offsets) == [f for f, _, _ in FMOD_TILING_FIELDS]
     assert offsets["totalLength"] == 0 and offsets["blockDim"] == 8 and offsets["blockLength"] == 16
     assert offsets["shape"] % 8 == 0 and offsets["scalarOther"] % 4 == 0
-    assert tiling_size() == 352
+    assert tiling_size() == 360
     fields = {"totalLength": 2**40 + 3, "scalarOther": -1.5, "shape": [3, 4], "outOffset": -9}
     back = unpack_tiling(pack_tiling(fields))
     assert back["totalLength"] == 2**40 + 3 and back["scalarOther"] == -1.5
@@ -469,7 +469,7 @@ PROBE = textwrap.dedent(
         for (int i = 0; i < 8; ++i) put(td.selfStride[i]);
         for (int i = 0; i < 8; ++i) put(td.otherStride[i]);
         for (int i = 0; i < 8; ++i) put(td.outStride[i]);
-        put(td.selfOffset); put(td.otherOffset); put(td.outOffset);
+        put(td.selfOffset); put(td.otherOffset); put(td.outOffset); put(td.colBlock);
       } else if (TILING_KEY_IS(40) || TILING_KEY_IS(41) || TILING_KEY_IS(42) || TILING_KEY_IS(43) ||
                  TILING_KEY_IS(44) || TILING_KEY_IS(45) || TILING_KEY_IS(46)) {
         // Cast float -> {float, half, bf16, int16} with mode (key - 40); n = 256 inputs

@@ -136,6 +136,7 @@ struct Counters {
   uint64_t gmScalarWriteBytes = 0;  // part of ubToGmBytes done by GlobalTensor::SetValue
   uint64_t dataCopyPadCalls = 0;
   uint64_t ubToUbBytes = 0;
+  uint64_t gmBurstPadBytes = 0;  // DataCopyPad: bytes a block's 32-byte GM bursts move beyond its blockLen
 };
 
 struct CoreState {

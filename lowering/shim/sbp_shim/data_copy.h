@@ -80,6 +80,11 @@ inline void CheckGmRange(const GlobalTensor<T>& g, uint64_t bytes, const char* a
   g.CheckRange(api, 0, (bytes + sizeof(T) - 1) / sizeof(T));
 }
 
+// A GM block of `blockLen` bytes costs whole 32-byte bursts (the roofline model charges strided rows so).
+inline uint64_t BurstBytes(uint32_t blockLen) {
+  return (static_cast<uint64_t>(blockLen) + ONE_BLK_SIZE - 1) / ONE_BLK_SIZE * ONE_BLK_SIZE;
+}
+
 template <typename T>
 inline void FillElems(uint8_t* dst, uint32_t n, T v) {
   for (uint32_t i = 0; i < n; ++i) Store<T>(dst + static_cast<size_t>(i) * sizeof(T), v);
@@ -121,6 +126,7 @@ inline void PadIn(const LocalTensor<T>& dst, const GlobalTensor<T>& src, uint32_
     FillElems<T>(u + used, static_cast<uint32_t>((blockUb - used) / sizeof(T)), fill);
   }
   g_counters.gmToUbBytes += static_cast<uint64_t>(blockCount) * blockLen;
+  g_counters.gmBurstPadBytes += static_cast<uint64_t>(blockCount) * (BurstBytes(blockLen) - blockLen);
 }
 
 // UB -> GM, exact bytes: block b read at UB byte b*(round_up(blockLen,32) + srcStride*32), written
@@ -145,6 +151,7 @@ inline void PadOut(const GlobalTensor<T>& dst, const LocalTensor<T>& src, uint32
     std::memcpy(dst.Ptr() + b * gmPitch, src.Ptr() + b * ubPitch, blockLen);
   }
   g_counters.ubToGmBytes += static_cast<uint64_t>(blockCount) * blockLen;
+  g_counters.gmBurstPadBytes += static_cast<uint64_t>(blockCount) * (BurstBytes(blockLen) - blockLen);
 }
 
 // DataCopy with DataCopyParams: blockCount blocks of blockLen*32 bytes, gaps of srcStride/dstStride

@@ -41,6 +41,7 @@ func.func @main(%a: !sbp.tensor<8x16xf16, @p, [S(0)]>, %b: !sbp.tensor<16xf16, @
 // HDR-NEXT:   TILING_DATA_FIELD_DEF(int64_t, selfOffset);
 // HDR-NEXT:   TILING_DATA_FIELD_DEF(int64_t, otherOffset);
 // HDR-NEXT:   TILING_DATA_FIELD_DEF(int64_t, outOffset);
+// HDR-NEXT:   TILING_DATA_FIELD_DEF(uint32_t, colBlock);
 // HDR-NEXT: END_TILING_DATA_DEF;
 // HDR:      REGISTER_TILING_DATA_CLASS(FmodTensor, FmodTilingData)
 
