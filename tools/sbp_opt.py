@@ -272,13 +272,19 @@ class SbpOptMain(xDSLOptMain):
             return None, error_diagnostic(located, source, parser.positions, None)
 
     def print_report(self, module: ModuleOp) -> None:
-        from sbpc.passes.sbp_report import build_report, render
+        from sbpc.passes.sbp_report import build_report, plan_dot, render
 
-        rule = "oneflow"
+        # The rule and planner are the pipeline's, else the passes' defaults.
+        rule, planner = "oneflow", "optimal"
         for p in self.pipeline.passes:
             if p.name == "infer-sbp":
                 rule = getattr(p, "rule", rule)
-        sys.stderr.write(render(build_report(module, rule), self.args.sbp_report))
+            if p.name == "lower-boxing":
+                planner = getattr(p, "planner", planner)
+        if self.args.sbp_report == "dot":
+            sys.stderr.write(plan_dot(module, rule, planner))
+        else:
+            sys.stderr.write(render(build_report(module, rule), self.args.sbp_report))
 
     def run(self) -> int:  # type: ignore[override]
         try:
