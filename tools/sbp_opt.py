@@ -135,6 +135,21 @@ class _ListPasses(argparse.Action):
         parser.exit(0)
 
 
+# On/off flags: (spellings, destination, help). The MLIR spellings are aliases of xDSL's.
+_SWITCHES: tuple[tuple[tuple[str, ...], str, str], ...] = (
+    (("--print-between-passes", "--mlir-print-ir-after-all"), "print_ir_after_all",
+     "print the IR after every pass to stderr"),
+    (("--time-passes", "--mlir-timing"), "time_passes",
+     "print the wall time of the parser, every pass and the printer to stderr"),
+    (("--verify-diagnostics",), "verify_diagnostics", "check the errors against `// expected-error` annotations"),
+    (("--split-input-file",), "split_input_file", "process every `// -----` chunk of the input on its own"),
+    (("--print-op-generic",), "print_op_generic", "print operations in the generic format"),
+    (("--print-no-properties",), "print_no_properties", "print properties as attributes"),
+    (("--print-debuginfo",), "print_debuginfo", "print operation locations"),
+    (("--syntax-highlight",), "syntax_highlight", "colour the printed program"),
+)
+
+
 class SbpOptMain(xDSLOptMain):
     """xDSL's opt driver with the sbp dialect, one flag per pass and located diagnostics."""
 
@@ -167,22 +182,8 @@ class SbpOptMain(xDSLOptMain):
                                 help="comma-separated passes, e.g. 'infer-sbp{rule=cost},materialize-boxing'")
         arg_parser.add_argument("--pass-pipeline", action=_PipelinePart, metavar="PIPELINE",
                                 help="pass pipeline in MLIR syntax, e.g. 'builtin.module(infer-sbp{rule=cost})'")
-        arg_parser.add_argument("--print-between-passes", "--mlir-print-ir-after-all", action="store_true",
-                                dest="print_ir_after_all", help="print the IR after every pass to stderr")
-        arg_parser.add_argument("--time-passes", "--mlir-timing", action="store_true", dest="time_passes",
-                                help="print the wall time of the parser, every pass and the printer to stderr")
-        arg_parser.add_argument("--verify-diagnostics", action="store_true",
-                                help="check the errors against `// expected-error` annotations")
-        arg_parser.add_argument("--split-input-file", action="store_true",
-                                help="process every `// -----` chunk of the input on its own")
-        arg_parser.add_argument("--print-op-generic", action="store_true",
-                                help="print operations in the generic format")
-        arg_parser.add_argument("--print-no-properties", action="store_true",
-                                help="print properties as attributes")
-        arg_parser.add_argument("--print-debuginfo", action="store_true",
-                                help="print operation locations")
-        arg_parser.add_argument("--syntax-highlight", action="store_true",
-                                help="colour the printed program")
+        for flags, dest, text in _SWITCHES:
+            arg_parser.add_argument(*flags, action="store_true", dest=dest, help=text)
         arg_parser.add_argument("-v", "--version", action=VersionAction, version_format=self.version_format)
         arg_parser.add_argument("--debug", action="store_true", help="show Python tracebacks on errors")
         arg_parser.add_argument("--list-passes", action=_ListPasses,
