@@ -174,12 +174,14 @@ class Instrumentation:
     verify: bool
     stream: IO[str]
     print_ir_after_all: bool = False
-    time_passes: bool = False
     generic: bool = False
-    # (name, seconds) per timed phase in first-run order: "Parser", each pipeline position, "Output".
+    # Seconds per timed phase in first-run order: "Parser", each pipeline position, "Output".
     times: dict[str, float] = dataclasses.field(default_factory=dict)
     _position: int = 0
     _started: float = 0.0
+
+    def __post_init__(self) -> None:
+        self._check = checking_callback(self.verify)
 
     def record(self, name: str, seconds: float) -> None:
         self.times[name] = self.times.get(name, 0.0) + seconds
@@ -195,7 +197,7 @@ class Instrumentation:
                 self.stream.write("\n\n")
         else:
             self._position = 0
-        checking_callback(self.verify)(previous, module, following)
+        self._check(previous, module, following)
         self._started = time.perf_counter()
 
     def report(self) -> str:

@@ -214,7 +214,6 @@ class SbpOptMain(xDSLOptMain):
             verify=not self.args.disable_verify,
             stream=sys.stderr,
             print_ir_after_all=self.args.print_ir_after_all,
-            time_passes=self.args.time_passes,
             generic=self.args.print_op_generic,
         )
         parts = getattr(self.args, "pipeline_parts", None) or []
