@@ -4,6 +4,12 @@ For every op: the candidates that survived filtering with their OneFlow order va
 cost and their α-β boxing time, the chosen signature and why, and the boxing each input needs.
 Then the program's total modelled communication under both rules, side by side. The report is
 built on clones, so it never changes the module being compiled.
+
+`--sbp-report=dot` draws the plan instead: the program compiled on a clone by infer-sbp,
+materialize-boxing and lower-boxing, as a Graphviz graph. Ops are nodes, values are edges labelled
+with their name, shape and SBP, function arguments are nodes with the SBP they came with, and every
+collective (or boxing the planner left) is a coloured node with the bytes it sends over all ranks
+(`dialects.collectives.step_bytes_exact`, what the simulator measures).
 """
 
 from __future__ import annotations
@@ -12,12 +18,21 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from xdsl.context import Context
+from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation, SSAValue
 
+from sbpc.dialects import dtypes
+from sbpc.dialects.collective_ops import CollectiveOp
+from sbpc.dialects.collectives import step_bytes_exact
 from sbpc.dialects.placement import lookup_placement
-from sbpc.dialects.sbp import GlobalTensorType
+from sbpc.dialects.sbp import GlobalTensorType, PartialAttr, SignatureAttr
+from sbpc.dialects.sbp_ops import ConversionOp
 from sbpc.passes.cost_model import placement_model, plan_transition
-from sbpc.passes.infer_sbp import OpRecord, infer_module
+from sbpc.passes.infer_sbp import InferSbpPass, OpRecord, infer_module
+from sbpc.passes.lower_boxing import LowerBoxingPass
+from sbpc.passes.materialize_boxing import MaterializeBoxingPass
 from sbpc.passes.sbp_candidates import element_bytes, format_nd_sig
 
 RULES = ("oneflow", "cost")
@@ -123,3 +138,126 @@ def render_text(report: dict[str, Any]) -> str:
 
 def render(report: dict[str, Any], fmt: str) -> str:
     return json.dumps(report, indent=2) + "\n" if fmt == "json" else render_text(report)
+
+
+# ---------------------------------------------------------------------------
+# The plan as a Graphviz graph
+# ---------------------------------------------------------------------------
+
+COLLECTIVE_COLOUR = "orange"
+LOCAL_COLOUR = "khaki"  # a collective that sends nothing (all_slice, to_partial): a local step
+BOXING_COLOUR = "tomato"  # an sbp.boxing or sbp.to_global the planner did not lower
+
+
+def conversion_bytes(op: ConversionOp) -> int:
+    """Bytes a conversion sends, summed over ranks: the exact step of a collective, else the plan."""
+    src, dst = op.x.type, op.result.type
+    assert isinstance(src, GlobalTensorType) and isinstance(dst, GlobalTensorType)
+    placement = lookup_placement(op, src)
+    if src.nd_sbp is None or dst.nd_sbp is None or placement is None:
+        return 0
+    hierarchy = placement.get_hierarchy()
+    if isinstance(op, CollectiveOp):
+        sent = step_bytes_exact(op.KIND, tuple(src.nd_sbp), tuple(dst.nd_sbp), op.get_mesh_axes(),
+                                src.get_shape(), hierarchy, element_bytes(src))
+        return sum(sent.values())
+    plan = plan_transition(tuple(src.nd_sbp), tuple(dst.nd_sbp), src.get_shape(), element_bytes(src), hierarchy)
+    return int(plan.bytes_sent)
+
+
+def human_bytes(n: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    raise AssertionError("unreachable")
+
+
+def _quote(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+
+def _sbp_text(ty: GlobalTensorType) -> str:
+    return ty.nd_sbp.short_str() if ty.nd_sbp is not None else "[?]"
+
+
+def _tensor_text(ty: object) -> str:
+    """`f16[64,1024] [S(0), B]` for an edge or argument label."""
+    if not isinstance(ty, GlobalTensorType):
+        return str(ty)
+    elt = dtypes.IR_NAMES.get(ty.element_type) or str(ty.element_type)
+    return f"{elt}[{','.join(str(d) for d in ty.get_shape())}] {_sbp_text(ty)}"
+
+
+def _is_partial(ty: object) -> bool:
+    return isinstance(ty, GlobalTensorType) and ty.nd_sbp is not None and any(
+        isinstance(e, PartialAttr) for e in ty.nd_sbp
+    )
+
+
+def _op_label(op: Operation) -> tuple[str, dict[str, str]]:
+    """Label and extra node attributes of one op."""
+    if isinstance(op, ConversionOp):
+        sent = conversion_bytes(op)
+        src, dst = op.x.type, op.result.type
+        assert isinstance(src, GlobalTensorType) and isinstance(dst, GlobalTensorType)
+        change = f"{_sbp_text(src)} -> {_sbp_text(dst)}"
+        axes = f" mesh axes {list(op.get_mesh_axes())}" if isinstance(op, CollectiveOp) else ""
+        colour = BOXING_COLOUR if not isinstance(op, CollectiveOp) else COLLECTIVE_COLOUR if sent else LOCAL_COLOUR
+        return (f"{op.name}{axes}\n{change}\n{human_bytes(sent)} sent",
+                {"style": "filled", "fillcolor": colour, "shape": "box"})
+    sig = op.attributes.get("sbp.signature")
+    detail = f"\n{sig.short_str()}" if isinstance(sig, SignatureAttr) else ""
+    return op.name + detail, {"shape": "box" if op.name != "func.return" else "oval"}
+
+
+def render_dot(module: ModuleOp, title: str) -> str:
+    """The (global) program as a DOT digraph, one cluster per function."""
+    lines = ["digraph sbp_plan {", "  rankdir=TB;", '  node [fontname="Helvetica", fontsize=10];',
+             '  edge [fontname="Helvetica", fontsize=9];']
+    total = 0
+    count = 0
+    functions = [f for f in module.walk() if isinstance(f, func.FuncOp) and not f.is_declaration]
+    for fi, f in enumerate(functions):
+        lines.append(f"  subgraph cluster_{fi} {{")
+        lines.append(f"    label={_quote('@' + f.sym_name.data)};")
+        node_of: dict[SSAValue, str] = {}
+        for ai, arg in enumerate(f.body.block.args):
+            node = f"f{fi}_arg{ai}"
+            node_of[arg] = node
+            name = f"%{arg.name_hint}" if arg.name_hint else f"%arg{ai}"
+            lines.append(f"    {node} [shape=invhouse, label={_quote(name + chr(10) + _tensor_text(arg.type))}];")
+        for oi, op in enumerate(f.body.block.ops):
+            node = f"f{fi}_op{oi}"
+            label, attrs = _op_label(op)
+            if isinstance(op, ConversionOp):
+                total += conversion_bytes(op)
+                count += 1
+            extra = "".join(f", {k}={_quote(v)}" for k, v in attrs.items())
+            lines.append(f"    {node} [label={_quote(label)}{extra}];")
+            for operand in op.operands:
+                source = node_of.get(operand)
+                if source is None:
+                    continue
+                name = f"%{operand.name_hint} " if operand.name_hint else ""
+                style = ", style=dashed" if _is_partial(operand.type) else ""  # a pending reduction
+                lines.append(f"    {source} -> {node} [label={_quote(name + _tensor_text(operand.type))}{style}];")
+            for result in op.results:
+                node_of[result] = node
+        lines.append("  }")
+    summary = f"{title}: {count} collective(s), {human_bytes(total)} sent (all ranks)"
+    lines.append(f"  label={_quote(summary)};")
+    lines.append("  labelloc=t;")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def plan_dot(module: ModuleOp, rule: str, planner: str) -> str:
+    """`--sbp-report=dot`: compile a clone with infer-sbp{rule}, materialize-boxing and
+    lower-boxing{planner}, and draw it."""
+    plan = module.clone()
+    ctx = Context()
+    InferSbpPass(rule=rule).apply(ctx, plan)  # type: ignore[arg-type]
+    MaterializeBoxingPass().apply(ctx, plan)
+    LowerBoxingPass(planner=planner).apply(ctx, plan)  # type: ignore[arg-type]
+    return render_dot(plan, f"rule={rule}, planner={planner}")

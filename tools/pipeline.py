@@ -10,12 +10,14 @@ that needs the global program refuses a per-rank one with a located error.
 from __future__ import annotations
 
 import dataclasses
+import time
 from collections.abc import Callable, Sequence
-from typing import Any, Literal, get_args, get_origin, get_type_hints
+from typing import IO, Any, Literal, get_args, get_origin, get_type_hints
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass, PassPipeline
+from xdsl.printer import Printer
 from xdsl.utils.arg_spec import ArgSpec, parse_pipeline
 from xdsl.utils.exceptions import ArgSpecParseError
 
@@ -160,3 +162,51 @@ def checking_callback(verify: bool) -> Callback:
             reject_per_rank(module, following.name)
 
     return between
+
+
+@dataclasses.dataclass
+class Instrumentation:
+    """What `sbp-opt` does around each pass, as mlir-opt does: the checks of `checking_callback`,
+    the IR after every pass (`--mlir-print-ir-after-all`) and the time every pass took
+    (`--time-passes`), both on `stream` so that stdout stays the program. Owned by one driver run;
+    times add up over the chunks of `--split-input-file`."""
+
+    verify: bool
+    stream: IO[str]
+    print_ir_after_all: bool = False
+    generic: bool = False
+    # Seconds per timed phase in first-run order: "Parser", each pipeline position, "Output".
+    times: dict[str, float] = dataclasses.field(default_factory=dict)
+    _position: int = 0
+    _started: float = 0.0
+
+    def __post_init__(self) -> None:
+        self._check = checking_callback(self.verify)
+
+    def record(self, name: str, seconds: float) -> None:
+        self.times[name] = self.times.get(name, 0.0) + seconds
+
+    def __call__(self, previous: ModulePass | None, module: ModuleOp, following: ModulePass | None) -> None:
+        if previous is not None:
+            # The pass's own time: verification and printing around it are not counted.
+            self.record(f"{self._position}:{previous.name}", time.perf_counter() - self._started)
+            self._position += 1
+            if self.print_ir_after_all:
+                self.stream.write(f"// -----// IR Dump After {type(previous).__name__} ({previous.name}) //----- //\n")
+                Printer(stream=self.stream, print_generic_format=self.generic).print_op(module)
+                self.stream.write("\n\n")
+        else:
+            self._position = 0
+        self._check(previous, module, following)
+        self._started = time.perf_counter()
+
+    def report(self) -> str:
+        """MLIR's `-mlir-timing` report: wall time per phase, its share, and the total."""
+        total = sum(self.times.values())
+        rule = "===" + "-" * 73 + "==="
+        lines = [rule, "... Execution time report ...".center(79).rstrip(), rule,
+                 f"  Total Execution Time: {total:.4f} seconds", "", "  ----Wall Time----  ----Name----"]
+        for key, seconds in [*self.times.items(), ("Total", total)]:
+            share = 100.0 * seconds / total if total > 0 else 0.0
+            lines.append(f"  {seconds:8.4f} ({share:5.1f}%)  {key.split(':', 1)[-1]}")
+        return "\n".join(lines) + "\n"

@@ -1,8 +1,12 @@
 """`sbp-opt`: the sbpc optimizer driver, with mlir-opt conventions.
 
-    sbp-opt FILE [-p a,b | --pass-pipeline='builtin.module(a,b)' | --a --b="k=v"] [-o OUT]
+    sbp-opt [FILE|-] [-p a,b | --pass-pipeline='builtin.module(a,b)' | --a --b="k=v"]... [-o OUT|-]
                  [--split-input-file] [--verify-diagnostics] [--print-op-generic] [--debug]
+                 [--time-passes] [--mlir-print-ir-after-all] [--sbp-report[=text|json|dot]]
     sbp-opt --list-passes | --version
+
+The pipeline is every `-p`, `--pass-pipeline` and `--<pass>` in the order written. `--time-passes`
+and `--mlir-print-ir-after-all` write to stderr, as mlir-opt does, so stdout stays the program.
 
 Errors are printed as `FILE:LINE:COL: error: MESSAGE` with the source line and a caret, and the
 exit code is 1; a Python traceback appears only with `--debug`. A bad pipeline is reported before the
@@ -16,14 +20,17 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 import traceback
 from collections.abc import Sequence
 from typing import Any
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.targets import Target
+from xdsl.tools.command_line_tool import CommandLineTool
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
-from xdsl.xdsl_opt_main import xDSLOptMain
+from xdsl.xdsl_opt_main import VersionAction, xDSLOptMain
 
 from sbpc import __version__
 from sbpc.tools.diagnostics import (
@@ -37,11 +44,12 @@ from sbpc.tools.diagnostics import (
     expectations,
 )
 from sbpc.tools.pipeline import (
+    Instrumentation,
     UsageError,
     available_passes,
-    checking_callback,
     list_passes,
     parse_pipeline_spec,
+    pass_options,
     reject_per_rank,
     verify_program,
 )
@@ -92,11 +100,12 @@ def register_dialects(ctx: Context) -> None:
             ctx.register_dialect(name, factory)
 
 
-class _PassFlag(argparse.Action):
-    """`--<pass>` or `--<pass>="k=v k2=v2"`: appended to the pipeline in command-line order."""
+class _PipelinePart(argparse.Action):
+    """`-p a,b`, `--pass-pipeline='builtin.module(...)'` and `--<pass>[="k=v"]` all append to one
+    list, so passes run in the order they are written on the command line (as in mlir-opt)."""
 
-    def __init__(self, *args: Any, pass_name: str, **kwargs: Any):
-        super().__init__(*args, nargs="?", **kwargs)
+    def __init__(self, *args: Any, pass_name: str | None = None, **kwargs: Any):
+        super().__init__(*args, nargs="?" if pass_name else None, **kwargs)
         self.pass_name = pass_name
 
     def __call__(
@@ -106,9 +115,12 @@ class _PassFlag(argparse.Action):
         values: Any,
         option_string: str | None = None,
     ) -> None:
-        flags: list[str] = getattr(namespace, "pass_flags", None) or []
-        flags.append(self.pass_name if not values else f"{self.pass_name}{{{values}}}")
-        namespace.pass_flags = flags
+        parts: list[str] = list(getattr(namespace, "pipeline_parts", None) or [])
+        if self.pass_name is None:
+            parts.append(values)
+        else:
+            parts.append(self.pass_name if not values else f"{self.pass_name}{{{values}}}")
+        namespace.pipeline_parts = parts
 
 
 class _ListPasses(argparse.Action):
@@ -123,6 +135,21 @@ class _ListPasses(argparse.Action):
         parser.exit(0)
 
 
+# On/off flags: (spellings, destination, help). The MLIR spellings are aliases of xDSL's.
+_SWITCHES: tuple[tuple[tuple[str, ...], str, str], ...] = (
+    (("--print-between-passes", "--mlir-print-ir-after-all"), "print_ir_after_all",
+     "print the IR after every pass to stderr"),
+    (("--time-passes", "--mlir-timing"), "time_passes",
+     "print the wall time of the parser, every pass and the printer to stderr"),
+    (("--verify-diagnostics",), "verify_diagnostics", "check the errors against `// expected-error` annotations"),
+    (("--split-input-file",), "split_input_file", "process every `// -----` chunk of the input on its own"),
+    (("--print-op-generic",), "print_op_generic", "print operations in the generic format"),
+    (("--print-no-properties",), "print_no_properties", "print properties as attributes"),
+    (("--print-debuginfo",), "print_debuginfo", "print operation locations"),
+    (("--syntax-highlight",), "syntax_highlight", "colour the printed program"),
+)
+
+
 class SbpOptMain(xDSLOptMain):
     """xDSL's opt driver with the sbp dialect, one flag per pass and located diagnostics."""
 
@@ -135,38 +162,68 @@ class SbpOptMain(xDSLOptMain):
         for name, factory in available_passes().items():
             self.register_pass(name, factory)
 
+    def register_all_targets(self) -> None:
+        # Only the MLIR printer: xDSL's other targets (llvm, riscv-asm, wgsl, ...) need dialects and
+        # lowerings an sbp program never reaches, so offering them would only end in a crash.
+        def mlir() -> type[Target]:
+            from xdsl.targets.mlir import MLIRTarget
+
+            return MLIRTarget
+
+        self.available_targets = {"mlir": mlir}
+
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
-        super().register_all_arguments(arg_parser)
-        arg_parser.add_argument("--debug", action="store_true", help="show Python tracebacks on errors")
-        arg_parser.add_argument("--list-passes", action=_ListPasses, help="list every pass with its options")
-        arg_parser.add_argument("--pass-pipeline", default=None,
+        CommandLineTool.register_all_arguments(self, arg_parser)  # FILE, --disable-verify, ...
+        arg_parser.add_argument("-t", "--target", choices=tuple(self.available_targets), default="mlir",
+                                help="output format (only mlir: the program is printed as MLIR text)")
+        arg_parser.add_argument("-o", "--output-file", default=None, metavar="OUT",
+                                help="write the program to OUT ('-', the default, is stdout)")
+        arg_parser.add_argument("-p", "--passes", action=_PipelinePart, metavar="PASSES",
+                                help="comma-separated passes, e.g. 'infer-sbp{rule=cost},materialize-boxing'")
+        arg_parser.add_argument("--pass-pipeline", action=_PipelinePart, metavar="PIPELINE",
                                 help="pass pipeline in MLIR syntax, e.g. 'builtin.module(infer-sbp{rule=cost})'")
+        for flags, dest, text in _SWITCHES:
+            arg_parser.add_argument(*flags, action="store_true", dest=dest, help=text)
+        arg_parser.add_argument("-v", "--version", action=VersionAction, version_format=self.version_format)
+        arg_parser.add_argument("--debug", action="store_true", help="show Python tracebacks on errors")
+        arg_parser.add_argument("--list-passes", action=_ListPasses,
+                                help="list every pass with its options and their allowed values")
         arg_parser.add_argument(
             "--sbp-report",
             nargs="?",
             const="text",
-            choices=("text", "json"),
+            choices=("text", "json", "dot"),
             default=None,
-            help="print to stderr why infer-sbp chose each signature and the program's modelled communication",
+            help="print to stderr why infer-sbp chose each signature and the program's modelled "
+            "communication (text, json), or the compiled plan as a Graphviz graph (dot)",
         )
-        for name in self.available_passes:
-            arg_parser.add_argument(
+        passes = arg_parser.add_argument_group("passes (run in the order written; options in MLIR syntax)")
+        for name, factory in self.available_passes.items():
+            options = ", ".join(o.describe() for o in pass_options(factory()))
+            passes.add_argument(
                 f"--{name}",
-                action=_PassFlag,
+                action=_PipelinePart,
                 pass_name=name,
                 dest=f"flag_{name.replace('-', '_')}",
-                help=f'run the {name} pass (options in MLIR syntax: --{name}="key=value")',
+                metavar="OPTIONS",
+                help=f"run {name}" + (f"; options: {options}" if options else " (no options)"),
             )
 
     def setup_pipeline(self) -> None:
-        flags = getattr(self.args, "pass_flags", None) or []
-        specs = [s for s in (self.args.passes, self.args.pass_pipeline, *flags) if s]
-        self.pipeline = parse_pipeline_spec(specs, checking_callback(not self.args.disable_verify))
+        self.instrumentation = Instrumentation(
+            verify=not self.args.disable_verify,
+            stream=sys.stderr,
+            print_ir_after_all=self.args.print_ir_after_all,
+            generic=self.args.print_op_generic,
+        )
+        parts = getattr(self.args, "pipeline_parts", None) or []
+        self.pipeline = parse_pipeline_spec(parts, self.instrumentation)
 
     # -- running -----------------------------------------------------------
     def chunks(self) -> list[Source]:
-        name = self.args.input_file or "<stdin>"
-        if self.args.input_file in (None, "-"):
+        from_stdin = self.args.input_file in (None, "-")
+        name = "<stdin>" if from_stdin else self.args.input_file
+        if from_stdin:
             data = sys.stdin.buffer.read()
         else:
             with open(self.args.input_file, "rb") as f:
@@ -186,14 +243,19 @@ class SbpOptMain(xDSLOptMain):
         parser = LocatedParser(self.ctx, source)
         module: ModuleOp | None = None
         try:
+            started = time.perf_counter()
             module = parser.parse_module(not self.args.no_implicit_module)
             if not self.args.disable_verify:
                 verify_program(module)
+            self.instrumentation.record("Parser", time.perf_counter() - started)
             if self.args.sbp_report is not None:
                 reject_per_rank(module, "--sbp-report")
                 self.print_report(module)
             self.pipeline.apply(self.ctx, module)
-            return self.output_resulting_program(module), None
+            started = time.perf_counter()
+            output = self.output_resulting_program(module)
+            self.instrumentation.record("Output", time.perf_counter() - started)
+            return output, None
         except (ParseError, DiagnosticException) as error:
             if self.args.debug:
                 traceback.print_exc()
@@ -210,13 +272,19 @@ class SbpOptMain(xDSLOptMain):
             return None, error_diagnostic(located, source, parser.positions, None)
 
     def print_report(self, module: ModuleOp) -> None:
-        from sbpc.passes.sbp_report import build_report, render
+        from sbpc.passes.sbp_report import build_report, plan_dot, render
 
-        rule = "oneflow"
+        # The rule and planner are the pipeline's, else the passes' defaults.
+        rule, planner = "oneflow", "optimal"
         for p in self.pipeline.passes:
             if p.name == "infer-sbp":
                 rule = getattr(p, "rule", rule)
-        sys.stderr.write(render(build_report(module, rule), self.args.sbp_report))
+            if p.name == "lower-boxing":
+                planner = getattr(p, "planner", planner)
+        if self.args.sbp_report == "dot":
+            sys.stderr.write(plan_dot(module, rule, planner))
+        else:
+            sys.stderr.write(render(build_report(module, rule), self.args.sbp_report))
 
     def run(self) -> int:  # type: ignore[override]
         try:
@@ -248,9 +316,12 @@ class SbpOptMain(xDSLOptMain):
             assert output is not None
             outputs.append(output)
         text = "// -----\n".join(outputs)
-        if self.args.output_file is not None and status and not self.args.verify_diagnostics:
+        if self.args.time_passes:
+            sys.stderr.write(self.instrumentation.report())
+        to_stdout = self.args.output_file in (None, "-")
+        if not to_stdout and status and not self.args.verify_diagnostics:
             return status  # as mlir-opt: the output file is kept only when every chunk succeeded
-        if self.args.output_file is None:
+        if to_stdout:
             sys.stdout.write(text)
         else:
             with open(self.args.output_file, "w", encoding="utf-8") as f:
