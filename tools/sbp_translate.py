@@ -1,4 +1,7 @@
-"""`sbp-translate FILE --emit-ascendc -o DIR`: write the Ascend C projects of a program's fmod ops.
+"""`sbp-translate FILE --emit-ascendc -o DIR | --emit-mlir [-o OUT]`: Ascend C projects or upstream MLIR.
+
+`--emit-mlir` prints the per-rank program (default pipeline through spmdize) in upstream dialects
+only (SPEC §4.2), in generic form, to `-o OUT` or stdout.
 
 The program is compiled with `--pipeline` (default: infer-sbp, materialize-boxing, lower-boxing,
 spmdize, lower-to-ascendc) unless it already holds `ascendc.launch` ops, then every kernel is
@@ -11,23 +14,30 @@ import argparse
 import sys
 import traceback
 from collections.abc import Sequence
+from io import StringIO
 from pathlib import Path
 
 from xdsl.context import Context
+from xdsl.printer import Printer
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 
 from sbpc.tools.diagnostics import DecodeError, LocatedParser, decode_source, error_diagnostic
 from sbpc.tools.pipeline import UsageError, checking_callback, parse_pipeline_spec, verify_program
 from sbpc.tools.sbp_opt import register_dialects
 
+MLIR_PIPELINE = "infer-sbp,materialize-boxing,lower-boxing,spmdize"
 DEFAULT_PIPELINE = "infer-sbp,materialize-boxing,lower-boxing,spmdize,lower-to-ascendc{{soc={soc}}}"
 
 
 def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="sbp-translate", description=__doc__.splitlines()[0])
     parser.add_argument("input_file", help="program (.mlir)")
-    parser.add_argument("--emit-ascendc", action="store_true", required=True, help="write the Ascend C projects")
-    parser.add_argument("-o", "--output", required=True, help="output directory")
+    target = parser.add_mutually_exclusive_group(required=True)
+    target.add_argument("--emit-ascendc", action="store_true", help="write the Ascend C projects")
+    target.add_argument("--emit-mlir", nargs="?", const="per-rank", choices=["per-rank"],
+                        help="print the per-rank program in upstream MLIR dialects (SPEC §4.2)")
+    parser.add_argument("-o", "--output", default=None,
+                        help="output directory (--emit-ascendc) or file (--emit-mlir; default and '-': stdout)")
     parser.add_argument("--pipeline", default=None, help="passes to run first (default: the full pipeline)")
     parser.add_argument("--soc", default="ascend910b", help="target SoC (ascend910b, ascend910b3, ascend910_93, ...)")
     parser.add_argument("--debug", action="store_true", help="show Python tracebacks on errors")
@@ -36,6 +46,11 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _arguments(argv)
+    if args.emit_mlir is not None:
+        return _emit_mlir(args)
+    if args.output is None:
+        print("error: --emit-ascendc needs -o DIR", file=sys.stderr)
+        return 1
     spec = args.pipeline if args.pipeline is not None else DEFAULT_PIPELINE.format(soc=args.soc)
     try:
         pipeline = parse_pipeline_spec([spec], checking_callback(True))  # before reading the input
@@ -87,4 +102,53 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     for path in written:
         print(path)
+    return 0
+
+
+def _emit_mlir(args: argparse.Namespace) -> int:
+    """`--emit-mlir`: compile to the per-rank program, print it in upstream dialects (generic form)."""
+    spec = args.pipeline if args.pipeline is not None else MLIR_PIPELINE
+    try:
+        pipeline = parse_pipeline_spec([spec], checking_callback(True))
+    except UsageError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    try:
+        source = decode_source(Path(args.input_file).read_bytes(), args.input_file)
+    except OSError as error:
+        print(f"error: cannot read {args.input_file}: {error}", file=sys.stderr)
+        return 1
+    except DecodeError as error:
+        print(error.diagnostic.render(), file=sys.stderr)
+        return 1
+    ctx = Context()
+    register_dialects(ctx)
+    parser = LocatedParser(ctx, source)
+    module = None
+    try:
+        from sbpc.lowering.to_upstream_mlir import to_upstream_mlir
+
+        module = parser.parse_module()
+        verify_program(module)
+        pipeline.apply(ctx, module)
+        text = StringIO()
+        Printer(stream=text, print_generic_format=True).print_op(to_upstream_mlir(module))
+    except (ParseError, DiagnosticException) as error:
+        if args.debug:
+            traceback.print_exc()
+        print(error_diagnostic(error, source, parser.positions, module).render(), file=sys.stderr)
+        return 1
+    except Exception as error:  # never a traceback without --debug
+        if args.debug:
+            traceback.print_exc()
+        print(f"error: internal error: {type(error).__name__}: {error}", file=sys.stderr)
+        return 1
+    if args.output in (None, "-"):
+        sys.stdout.write(text.getvalue() + "\n")
+        return 0
+    try:
+        Path(args.output).write_text(text.getvalue() + "\n")
+    except OSError as error:
+        print(f"error: cannot write {args.output}: {error.strerror or error}", file=sys.stderr)
+        return 1
     return 0

@@ -1,0 +1,510 @@
+"""Per-rank sbp program -> upstream MLIR 22 dialects only (`sbp-translate --emit-mlir`, SPEC §4.2).
+
+The input is `spmdize`'s output: builtin tensors of the local shapes, sbp compute ops and sbp
+collectives carrying `placement`/`src_sbp`/`dst_sbp`. The result uses `shard.grid` per placement,
+`linalg.generic` bodies of `arith`/`math` for compute, `tensor` for shapes, and `shard.*` collectives
+(reference/wave2.md §2 has the formats and the sbp -> shard mapping). Every op is built as a generic
+op and printed in generic form, so no sbp dialect (and no custom syntax xDSL lacks) reaches mlir-opt.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    AffineMapAttr,
+    ArrayAttr,
+    DenseArrayBase,
+    FlatSymbolRefAttr,
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    ModuleOp,
+    StringAttr,
+    TensorType,
+    UnregisteredOp,
+    i1,
+    i16,
+    i32,
+    i64,
+)
+from xdsl.dialects.func import FuncOp, ReturnOp
+from xdsl.dialects.linalg.attrs import IteratorType, IteratorTypeAttr
+from xdsl.dialects.shard import ReductionKind, ReductionKindAttr
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.ir.affine import AffineConstantExpr, AffineDimExpr, AffineExpr, AffineMap
+
+from sbpc.dialects import collective_ops as coll
+from sbpc.dialects import sbp_ops as ops
+from sbpc.dialects.errors import OpError
+from sbpc.dialects.placement import PlacementOp
+from sbpc.dialects.sbp import BroadcastAttr, NdSbpAttr, PartialAttr, ReduceKind, SplitAttr
+
+_INDEX = IndexType()
+_CMPI_EQ = 0
+
+_FLOAT_BINARY = {ops.AddOp: "arith.addf", ops.SubOp: "arith.subf", ops.MulOp: "arith.mulf",
+                 ops.DivOp: "arith.divf", ops.MaximumOp: "arith.maximumf", ops.MinimumOp: "arith.minimumf"}
+_INT_BINARY = {ops.AddOp: "arith.addi", ops.SubOp: "arith.subi", ops.MulOp: "arith.muli",
+               ops.DivOp: "arith.divsi", ops.MaximumOp: "arith.maxsi", ops.MinimumOp: "arith.minsi"}
+_REDUCE = {ops.ReduceSumOp: ReduceKind.SUM, ops.ReduceMaxOp: ReduceKind.MAX, ops.ReduceMinOp: ReduceKind.MIN}
+_SHARD_REDUCTION = {ReduceKind.SUM: ReductionKind.SUM, ReduceKind.MAX: ReductionKind.MAX,
+                    ReduceKind.MIN: ReductionKind.MIN}
+
+
+def _generic(name: str, operands: Sequence[SSAValue] = (), results: Sequence[Attribute] = (),
+             props: dict[str, Attribute] | None = None, regions: Sequence[Region] = ()) -> Operation:
+    return UnregisteredOp.with_name(name).create(
+        operands=list(operands), result_types=list(results), properties=props or {}, regions=list(regions)
+    )
+
+
+def _is_float(ty: Attribute) -> bool:
+    return not isinstance(ty, IntegerType)
+
+
+def _width(ty: Attribute) -> int:
+    if isinstance(ty, IntegerType):
+        return ty.width.data
+    return ty.bitwidth  # type: ignore[attr-defined]
+
+
+def _identity(kind: ReduceKind, ty: Attribute) -> Attribute:
+    """The neutral element of `kind` in `ty` (the fill of a reduction or of a partial buffer)."""
+    if isinstance(ty, IntegerType):
+        bits = ty.width.data
+        value = {ReduceKind.SUM: 0, ReduceKind.MAX: -(1 << (bits - 1)), ReduceKind.MIN: (1 << (bits - 1)) - 1}[kind]
+        return IntegerAttr(value, ty)
+    value_f = {ReduceKind.SUM: 0.0, ReduceKind.MAX: float("-inf"), ReduceKind.MIN: float("inf")}[kind]
+    return FloatAttr(value_f, ty)  # type: ignore[arg-type]
+
+
+def _const_attr(value: float | int, ty: Attribute) -> Attribute:
+    if isinstance(ty, IntegerType):
+        return IntegerAttr(int(value), ty)
+    return FloatAttr(float(value), ty)  # type: ignore[arg-type]
+
+
+class _Body:
+    """Builds a linalg region body: arith/math ops on scalars, ended by `linalg.yield`."""
+
+    def __init__(self, arg_types: Sequence[Attribute]):
+        self.block = Block(arg_types=list(arg_types))
+
+    @property
+    def args(self) -> tuple[SSAValue, ...]:
+        return tuple(self.block.args)
+
+    def op(self, name: str, operands: Sequence[SSAValue], ty: Attribute,
+           props: dict[str, Attribute] | None = None) -> SSAValue:
+        op = _generic(name, operands, [ty], props)
+        self.block.add_op(op)
+        return op.results[0]
+
+    def const(self, attr: Attribute, ty: Attribute) -> SSAValue:
+        return self.op("arith.constant", [], ty, {"value": attr})
+
+    def region(self, value: SSAValue) -> Region:
+        self.block.add_op(_generic("linalg.yield", [value]))
+        return Region(self.block)
+
+
+class _FuncEmitter:
+    """Translates one per-rank `func.func` body op by op, appending to `block`."""
+
+    def __init__(self, block: Block):
+        self.block = block
+        self.values: dict[SSAValue, SSAValue] = {}
+
+    def add(self, op: Operation) -> Operation:
+        self.block.add_op(op)
+        return op
+
+    def index(self, value: int) -> SSAValue:
+        return self.add(_generic("arith.constant", [], [_INDEX], {"value": IntegerAttr(value, _INDEX)})).results[0]
+
+    def dim(self, tensor: SSAValue, axis: int) -> SSAValue:
+        return self.add(_generic("tensor.dim", [tensor, self.index(axis)], [_INDEX])).results[0]
+
+    def empty(self, ty: TensorType, dyn_source: Callable[[int], tuple[SSAValue, int]]) -> SSAValue:
+        """`tensor.empty` of `ty`; the size of each dynamic dim k is `tensor.dim` of dyn_source(k)."""
+        sizes = [self.dim(*dyn_source(k)) for k, n in enumerate(ty.get_shape()) if n == DYNAMIC_INDEX]
+        return self.add(_generic("tensor.empty", sizes, [ty])).results[0]
+
+    def linalg(self, ins: Sequence[SSAValue], init: SSAValue, maps: Sequence[AffineMap],
+               iterators: Sequence[IteratorType], body: Region) -> SSAValue:
+        props: dict[str, Attribute] = {
+            "indexing_maps": ArrayAttr([AffineMapAttr(m) for m in maps]),
+            "iterator_types": ArrayAttr([IteratorTypeAttr(it) for it in iterators]),
+            "operandSegmentSizes": DenseArrayBase.from_list(i32, [len(ins), 1]),
+        }
+        return self.add(_generic("linalg.generic", [*ins, init], [init.type], props, [body])).results[0]
+
+    def filled(self, ty: TensorType, fill: Attribute, dyn_source: Callable[[int], tuple[SSAValue, int]]) -> SSAValue:
+        """A tensor of `ty` holding `fill` everywhere (linalg.generic with no input)."""
+        empty = self.empty(ty, dyn_source)
+        body = _Body([ty.element_type])
+        rank = len(ty.get_shape())
+        identity = AffineMap.identity(rank)
+        return self.linalg([], empty, [identity], [IteratorType.PARALLEL] * rank, body.region(
+            body.const(fill, ty.element_type)))
+
+    # -- compute ---------------------------------------------------------------------------------
+
+    def elementwise(self, op: Operation, inputs: Sequence[SSAValue],
+                    scalar: Callable[[_Body, Sequence[SSAValue]], SSAValue]) -> SSAValue:
+        """numpy-broadcasting elementwise op: one parallel loop per result dim."""
+        out = _tensor(op, op.results[0].type)
+        shape = out.get_shape()
+        rank = len(shape)
+        maps: list[AffineMap] = []
+        sources: dict[int, tuple[SSAValue, int]] = {}
+        for value in inputs:
+            in_shape = _tensor(op, value.type).get_shape()
+            lead = rank - len(in_shape)
+            exprs: list[AffineExpr] = []
+            for j, n in enumerate(in_shape):
+                k = lead + j
+                if n == 1 and shape[k] != 1:
+                    exprs.append(AffineConstantExpr(0))
+                else:
+                    exprs.append(AffineDimExpr(k))
+                    if n == DYNAMIC_INDEX:
+                        sources.setdefault(k, (value, j))
+            maps.append(AffineMap(rank, 0, tuple(exprs)))
+        init = self.empty(out, lambda k: _source(op, sources, k))
+        body = _Body([_tensor(op, v.type).element_type for v in inputs] + [out.element_type])
+        result = scalar(body, body.args[: len(inputs)])
+        maps.append(AffineMap.identity(rank))
+        return self.linalg(inputs, init, maps, [IteratorType.PARALLEL] * rank, body.region(result))
+
+    def matmul(self, op: ops.MatmulOp, a: SSAValue, b: SSAValue) -> SSAValue:
+        out = _tensor(op, op.results[0].type)
+        shape = out.get_shape()
+        rank = len(shape)
+        k_dim = rank  # loops: out dims (batch..., m, n), then the contraction k
+        sources: dict[int, tuple[SSAValue, int]] = {}
+
+        def operand_map(value: SSAValue, transposed: bool, rows_dim: int, cols_dim: int) -> AffineMap:
+            in_shape = _tensor(op, value.type).get_shape()
+            lead = (rank - 2) - (len(in_shape) - 2)
+            exprs: list[AffineExpr] = []
+            for j, n in enumerate(in_shape[:-2]):
+                if n == 1 and shape[lead + j] != 1:
+                    exprs.append(AffineConstantExpr(0))
+                else:
+                    exprs.append(AffineDimExpr(lead + j))
+                    sources.setdefault(lead + j, (value, j))
+            pair = (cols_dim, rows_dim) if transposed else (rows_dim, cols_dim)
+            for pos, loop in enumerate(pair):
+                exprs.append(AffineDimExpr(loop))
+                sources.setdefault(loop, (value, len(in_shape) - 2 + pos))
+            return AffineMap(rank + 1, 0, tuple(exprs))
+
+        map_a = operand_map(a, op.transpose_a is not None, rank - 2, k_dim)
+        map_b = operand_map(b, op.transpose_b is not None, k_dim, rank - 1)
+        elt = out.element_type
+        init = self.filled(out, _identity(ReduceKind.SUM, elt), lambda k: _source(op, sources, k))
+        body = _Body([_tensor(op, a.type).element_type, _tensor(op, b.type).element_type, elt])
+        x, y, acc = body.args
+        mul, add = ("arith.mulf", "arith.addf") if _is_float(elt) else ("arith.muli", "arith.addi")
+        total = body.op(add, [acc, body.op(mul, [x, y], elt)], elt)
+        out_map = AffineMap(rank + 1, 0, tuple(AffineDimExpr(i) for i in range(rank)))
+        iterators = [IteratorType.PARALLEL] * rank + [IteratorType.REDUCTION]
+        return self.linalg([a, b], init, [map_a, map_b, out_map], iterators, body.region(total))
+
+    def reduce(self, op: ops.ReduceOp, x: SSAValue, kind: ReduceKind) -> SSAValue:
+        out = _tensor(op, op.results[0].type)
+        in_shape = _tensor(op, x.type).get_shape()
+        axes = sorted(int(a) % len(in_shape) for a in op.axes.get_values())
+        keep = op.keepdims is not None
+        rank = len(out.get_shape())
+        exprs: list[AffineExpr] = []
+        sources: dict[int, tuple[SSAValue, int]] = {}
+        out_dim = 0
+        for i in range(len(in_shape)):
+            if i in axes:
+                exprs.append(AffineDimExpr(rank + axes.index(i)))
+                out_dim += keep
+            else:
+                exprs.append(AffineDimExpr(out_dim))
+                sources[out_dim] = (x, i)
+                out_dim += 1
+        loops = rank + len(axes)
+        elt = out.element_type
+        init = self.filled(out, _identity(kind, elt), lambda k: _source(op, sources, k))
+        body = _Body([elt, elt])
+        v, acc = body.args
+        name = {ReduceKind.SUM: "arith.addf", ReduceKind.MAX: "arith.maximumf", ReduceKind.MIN: "arith.minimumf"}
+        if not _is_float(elt):
+            name = {ReduceKind.SUM: "arith.addi", ReduceKind.MAX: "arith.maxsi", ReduceKind.MIN: "arith.minsi"}
+        result = body.op(name[kind], [acc, v], elt)
+        out_map = AffineMap(loops, 0, tuple(AffineDimExpr(i) for i in range(rank)))
+        iterators = [IteratorType.PARALLEL] * rank + [IteratorType.REDUCTION] * len(axes)
+        return self.linalg([x], init, [AffineMap(loops, 0, tuple(exprs)), out_map], iterators, body.region(result))
+
+    def transpose(self, op: ops.TransposeOp, x: SSAValue) -> SSAValue:
+        out = _tensor(op, op.results[0].type)
+        perm = [int(p) for p in op.perm.get_values()]
+        rank = len(perm)
+        inverse = [perm.index(i) for i in range(rank)]
+        init = self.empty(out, lambda k: (x, perm[k]))
+        body = _Body([out.element_type, out.element_type])
+        in_map = AffineMap(rank, 0, tuple(AffineDimExpr(inverse[i]) for i in range(rank)))
+        return self.linalg([x], init, [in_map, AffineMap.identity(rank)], [IteratorType.PARALLEL] * rank,
+                           body.region(body.args[0]))
+
+    def reshape(self, op: ops.ReshapeOp, x: SSAValue) -> SSAValue:
+        out = _tensor(op, op.results[0].type)
+        shape = out.get_shape()
+        dynamic = [k for k, n in enumerate(shape) if n == DYNAMIC_INDEX]
+        if len(dynamic) > 1:
+            raise OpError(op, f"{op.name}: a per-rank reshape to {out} has more than one uneven dim, which "
+                          "tensor.reshape cannot size from the input alone")
+        sizes: list[SSAValue] = []
+        for n in shape:
+            if n != DYNAMIC_INDEX:
+                sizes.append(self.index(n))
+                continue
+            in_shape = _tensor(op, x.type).get_shape()
+            count = self.index(1)
+            for j in range(len(in_shape)):
+                count = self.add(_generic("arith.muli", [count, self.dim(x, j)], [_INDEX])).results[0]
+            static = 1
+            for m in shape:
+                static *= m if m != DYNAMIC_INDEX else 1
+            sizes.append(self.add(_generic("arith.divui", [count, self.index(static)], [_INDEX])).results[0])
+        shape_ty = TensorType(_INDEX, [len(shape)])
+        target = self.add(_generic("tensor.from_elements", sizes, [shape_ty])).results[0]
+        return self.add(_generic("tensor.reshape", [x, target], [out])).results[0]
+
+    # -- collectives -----------------------------------------------------------------------------
+
+    def collective(self, op: coll.CollectiveOp, x: SSAValue) -> SSAValue:
+        src, dst = _step_sbps(op)
+        axes = list(op.get_mesh_axes())
+        out = op.results[0].type
+        props: dict[str, Attribute] = {
+            "grid": FlatSymbolRefAttr(op.placement.root_reference.data),  # type: ignore[union-attr]
+            "grid_axes": DenseArrayBase.from_list(i16, axes),
+        }
+        if isinstance(op, coll.AllGatherOp):
+            props["gather_axis"] = IntegerAttr(_split_dim(op, src, axes), _INDEX)
+            name = "shard.all_gather"
+        elif isinstance(op, coll.AllReduceOp):
+            props["reduction"] = ReductionKindAttr(_SHARD_REDUCTION[_partial_kind(op, src, axes)])
+            name = "shard.all_reduce"
+        elif isinstance(op, coll.ReduceScatterOp):
+            props["reduction"] = ReductionKindAttr(_SHARD_REDUCTION[_partial_kind(op, src, axes)])
+            props["scatter_axis"] = IntegerAttr(_split_dim(op, dst, axes), _INDEX)
+            name = "shard.reduce_scatter"
+        elif isinstance(op, coll.AllToAllOp):
+            props["split_axis"] = IntegerAttr(_split_dim(op, dst, axes), _INDEX)
+            props["concat_axis"] = IntegerAttr(_split_dim(op, src, axes), _INDEX)
+            name = "shard.all_to_all"
+        elif isinstance(op, coll.AllSliceOp):
+            props["slice_axis"] = IntegerAttr(_split_dim(op, dst, axes), _INDEX)
+            name = "shard.all_slice"
+        else:
+            return self.to_partial(op, x, src, dst, axes)
+        return self.add(_generic(name, [x], [out], props)).results[0]
+
+    def to_partial(self, op: coll.CollectiveOp, x: SSAValue, src: NdSbpAttr, dst: NdSbpAttr,
+                   axes: list[int]) -> SSAValue:
+        """B -> P(sum) as MLIR's partition does it: keep on multi-index 0 of `axes`, zero elsewhere;
+        B -> P(max/min) is the identity. S(i) -> P(k) has no shard form here: a located error."""
+        kind = _partial_kind(op, dst, axes)
+        if not all(isinstance(src[a], BroadcastAttr) for a in axes):
+            raise OpError(op, f"{op.name} {src.short_str()} -> {dst.short_str()}: only B -> P is exported to "
+                          "upstream MLIR (S -> P has no shard op)")
+        if kind != ReduceKind.SUM:
+            return x
+        out = _tensor(op, op.results[0].type)
+        grid = FlatSymbolRefAttr(op.placement.root_reference.data)  # type: ignore[union-attr]
+        where = self.add(_generic("shard.process_multi_index", [], [_INDEX] * len(axes),
+                                  {"grid": grid, "axes": DenseArrayBase.from_list(i16, axes)}))
+        zero = self.index(0)
+        keep: SSAValue | None = None
+        for index in where.results:
+            eq = self.add(_generic("arith.cmpi", [index, zero], [i1],
+                                   {"predicate": IntegerAttr(_CMPI_EQ, i64)})).results[0]
+            keep = eq if keep is None else self.add(_generic("arith.andi", [keep, eq], [i1])).results[0]
+        assert keep is not None
+        zeros = self.filled(out, _identity(ReduceKind.SUM, out.element_type), lambda k: (x, k))
+        then_block, else_block = Block(), Block()
+        then_block.add_op(_generic("scf.yield", [x]))
+        else_block.add_op(_generic("scf.yield", [zeros]))
+        return self.add(_generic("scf.if", [keep], [out], {}, [Region(then_block), Region(else_block)])).results[0]
+
+    # -- dispatch --------------------------------------------------------------------------------
+
+    def translate(self, op: Operation) -> None:
+        args = [self.values[v] for v in op.operands]
+        if isinstance(op, ReturnOp):
+            self.add(_generic("func.return", args))
+            return
+        result = self.compute(op, args)
+        self.values[op.results[0]] = result
+
+    def compute(self, op: Operation, args: list[SSAValue]) -> SSAValue:
+        if isinstance(op, coll.CollectiveOp):
+            return self.collective(op, args[0])
+        if isinstance(op, ops.ConversionOp):
+            raise OpError(op, f"{op.name} is left in the per-rank program: run lower-boxing before --emit-mlir")
+        if op.results and not isinstance(op.results[0].type, TensorType):
+            raise OpError(op, f"{op.name} does not have a per-rank tensor result: run spmdize before --emit-mlir")
+        if isinstance(op, ops.MatmulOp):
+            return self.matmul(op, args[0], args[1])
+        if isinstance(op, ops.ReduceOp):
+            return self.reduce(op, args[0], _REDUCE[type(op)])
+        if isinstance(op, ops.TransposeOp):
+            return self.transpose(op, args[0])
+        if isinstance(op, ops.ReshapeOp):
+            return self.reshape(op, args[0])
+        scalar = _scalar_fn(op)
+        if scalar is None:
+            raise OpError(op, f"{op.name} has no upstream MLIR form in --emit-mlir")
+        return self.elementwise(op, args, scalar)
+
+
+def _scalar_fn(op: Operation) -> Callable[[_Body, Sequence[SSAValue]], SSAValue] | None:
+    """The scalar body of an elementwise op, or None if `op` is not elementwise."""
+    out_elt = _tensor(op, op.results[0].type).element_type
+    is_float = _is_float(out_elt)
+    kind = type(op)
+    if kind in _FLOAT_BINARY:
+        name = (_FLOAT_BINARY if is_float else _INT_BINARY)[kind]
+        return lambda b, a: b.op(name, a, out_elt)
+    if isinstance(op, ops.FmodOp):
+        return lambda b, a: _fmod(b, a[0], a[1], out_elt)
+    if isinstance(op, ops.FmodScalarOp):
+        other = op.other
+        return lambda b, a: _fmod(b, a[0], b.const(_const_attr(other.value.data, out_elt), out_elt), out_elt)
+    if isinstance(op, ops.AddScalarOp | ops.MulScalarOp):
+        name = ("arith.addf" if is_float else "arith.addi") if isinstance(op, ops.AddScalarOp) else (
+            "arith.mulf" if is_float else "arith.muli")
+        value = op.scalar.value.data
+        return lambda b, a: b.op(name, [a[0], b.const(_const_attr(value, out_elt), out_elt)], out_elt)
+    if isinstance(op, ops.ReluOp):
+        name = "arith.maximumf" if is_float else "arith.maxsi"
+        return lambda b, a: b.op(name, [a[0], b.const(_const_attr(0, out_elt), out_elt)], out_elt)
+    if isinstance(op, ops.NegOp):
+        if is_float:
+            return lambda b, a: b.op("arith.negf", a, out_elt)
+        return lambda b, a: b.op("arith.subi", [b.const(_const_attr(0, out_elt), out_elt), a[0]], out_elt)
+    if isinstance(op, ops.ExpOp):
+        if not is_float:
+            raise OpError(op, f"{op.name} on {out_elt} has no math.exp form")
+        return lambda b, a: b.op("math.exp", a, out_elt)
+    if isinstance(op, ops.CastOp):
+        return lambda b, a: _cast(b, a[0], out_elt)
+    return None
+
+
+def _fmod(body: _Body, x: SSAValue, y: SSAValue, ty: Attribute) -> SSAValue:
+    """C fmod: arith.remf (in f32 for f16/bf16, as SPEC §2.4 says); integer `x fmod 0` = 0."""
+    if not isinstance(ty, IntegerType):
+        if _width(ty) >= 32:
+            return body.op("arith.remf", [x, y], ty)
+        f32 = FloatAttr(0.0, 32).type
+        wide = body.op("arith.remf", [body.op("arith.extf", [x], f32), body.op("arith.extf", [y], f32)], f32)
+        return body.op("arith.truncf", [wide], ty)
+    zero = body.const(IntegerAttr(0, ty), ty)
+    is_zero = body.op("arith.cmpi", [y, zero], i1, {"predicate": IntegerAttr(_CMPI_EQ, i64)})
+    one = body.const(IntegerAttr(1, ty), ty)
+    safe = body.op("arith.select", [is_zero, one, y], ty)  # remsi by 0 is undefined behaviour
+    return body.op("arith.select", [is_zero, zero, body.op("arith.remsi", [x, safe], ty)], ty)
+
+
+def _cast(body: _Body, x: SSAValue, to: Attribute) -> SSAValue:
+    src = x.type
+    if src == to:
+        return x
+    if _is_float(src) and _is_float(to):
+        if _width(src) == _width(to):  # f16 <-> bf16: through f32
+            f32 = FloatAttr(0.0, 32).type
+            return body.op("arith.truncf", [body.op("arith.extf", [x], f32)], to)
+        return body.op("arith.extf" if _width(to) > _width(src) else "arith.truncf", [x], to)
+    if _is_float(to):
+        return body.op("arith.sitofp", [x], to)
+    if _is_float(src):
+        return body.op("arith.fptosi", [x], to)
+    return body.op("arith.extsi" if _width(to) > _width(src) else "arith.trunci", [x], to)
+
+
+def _tensor(op: Operation, ty: Attribute) -> TensorType:
+    if not isinstance(ty, TensorType):
+        raise OpError(op, f"{op.name}: {ty} is not a per-rank tensor: run spmdize before --emit-mlir")
+    return ty
+
+
+def _source(op: Operation, sources: dict[int, tuple[SSAValue, int]], k: int) -> tuple[SSAValue, int]:
+    if k not in sources:
+        raise OpError(op, f"{op.name}: the uneven result dim {k} is not the size of any operand dim")
+    return sources[k]
+
+
+def _step_sbps(op: coll.CollectiveOp) -> tuple[NdSbpAttr, NdSbpAttr]:
+    if op.src_sbp is None or op.dst_sbp is None or op.placement is None:
+        raise OpError(op, f"{op.name} is not a per-rank collective: run spmdize before --emit-mlir")
+    return op.src_sbp, op.dst_sbp
+
+
+def _split_dim(op: Operation, sbp: NdSbpAttr, axes: Sequence[int]) -> int:
+    dims = {sbp[a].dim for a in axes if isinstance(sbp[a], SplitAttr)}  # type: ignore[union-attr]
+    if len(dims) != 1 or not all(isinstance(sbp[a], SplitAttr) for a in axes):
+        raise OpError(op, f"{op.name}: {sbp.short_str()} does not split one tensor dim on mesh axes {list(axes)}")
+    return dims.pop()
+
+
+def _partial_kind(op: Operation, sbp: NdSbpAttr, axes: Sequence[int]) -> ReduceKind:
+    kinds = {sbp[a].reduce_kind for a in axes if isinstance(sbp[a], PartialAttr)}  # type: ignore[union-attr]
+    if len(kinds) != 1 or not all(isinstance(sbp[a], PartialAttr) for a in axes):
+        raise OpError(op, f"{op.name}: {sbp.short_str()} is not one partial kind on mesh axes {list(axes)}")
+    return kinds.pop()
+
+
+def _arg_attrs(attrs: dict[str, Attribute]) -> dict[str, Attribute]:
+    """Keep sbpc's per-value facts as builtin attributes MLIR can parse (the SBP as its text)."""
+    kept: dict[str, Attribute] = {}
+    for key, value in attrs.items():
+        kept[key] = StringAttr(value.short_str()) if isinstance(value, NdSbpAttr) else value
+    return kept
+
+
+def _translate_func(func: FuncOp) -> FuncOp:
+    arg_types = list(func.function_type.inputs.data)
+    new = FuncOp(func.sym_name.data, (arg_types, list(func.function_type.outputs.data)))
+    emitter = _FuncEmitter(new.body.block)
+    for old, arg in zip(func.body.block.args, new.body.block.args, strict=True):
+        emitter.values[old] = arg
+    for op in func.body.block.ops:
+        emitter.translate(op)
+    if func.arg_attrs is not None:
+        new.arg_attrs = ArrayAttr([type(d)(_arg_attrs(dict(d.data))) for d in func.arg_attrs.data])
+    if func.res_attrs is not None:
+        new.res_attrs = ArrayAttr([type(d)(_arg_attrs(dict(d.data))) for d in func.res_attrs.data])
+    for key, value in func.attributes.items():
+        new.attributes[key] = value
+    return new
+
+
+def to_upstream_mlir(module: ModuleOp) -> ModuleOp:
+    """The per-rank `module` (spmdize's output) as a new module of upstream dialects only."""
+    out: list[Operation] = []
+    for op in module.ops:
+        if isinstance(op, PlacementOp):
+            grid = _generic("shard.grid", [], [], {
+                "sym_name": StringAttr(op.sym_name.data),
+                "shape": DenseArrayBase.from_list(i64, list(op.get_hierarchy())),
+            })
+            grid.attributes["sbp.device_type"] = op.device_type
+            grid.attributes["sbp.devices"] = DenseArrayBase.from_list(i64, list(op.get_ranks()))
+            out.append(grid)
+        elif isinstance(op, FuncOp):
+            out.append(_translate_func(op))
+        else:
+            raise OpError(op, f"{op.name} has no upstream MLIR form in --emit-mlir")
+    return ModuleOp(out)
