@@ -16,6 +16,8 @@ from xdsl.dialects.builtin import (
     AffineMapAttr,
     ArrayAttr,
     DenseArrayBase,
+    DenseIntOrFPElementsAttr,
+    DictionaryAttr,
     FlatSymbolRefAttr,
     FloatAttr,
     IndexType,
@@ -41,6 +43,7 @@ from sbpc.dialects import sbp_ops as ops
 from sbpc.dialects.errors import OpError
 from sbpc.dialects.placement import PlacementOp
 from sbpc.dialects.sbp import BroadcastAttr, NdSbpAttr, PartialAttr, ReduceKind, SplitAttr
+from sbpc.dialects.sharding import local_slices
 
 _INDEX = IndexType()
 _CMPI_EQ = 0
@@ -114,8 +117,10 @@ class _Body:
 class _FuncEmitter:
     """Translates one per-rank `func.func` body op by op, appending to `block`."""
 
-    def __init__(self, block: Block):
+    def __init__(self, block: Block, grids: dict[str, PlacementOp]):
         self.block = block
+        self.grids = {name: p.get_hierarchy() for name, p in grids.items()}
+        self.placements = grids
         self.values: dict[SSAValue, SSAValue] = {}
 
     def add(self, op: Operation) -> Operation:
@@ -290,6 +295,9 @@ class _FuncEmitter:
             "grid": FlatSymbolRefAttr(op.placement.root_reference.data),  # type: ignore[union-attr]
             "grid_axes": DenseArrayBase.from_list(i16, axes),
         }
+        group = 1
+        for a in axes:
+            group *= self.grids[op.placement.root_reference.data][a]  # type: ignore[union-attr]
         if isinstance(op, coll.AllGatherOp):
             props["gather_axis"] = IntegerAttr(_split_dim(op, src, axes), _INDEX)
             name = "shard.all_gather"
@@ -309,20 +317,42 @@ class _FuncEmitter:
             name = "shard.all_slice"
         else:
             return self.to_partial(op, x, src, dst, axes)
-        return self.add(_generic(name, [x], [out], props)).results[0]
+        moved = [int(props[k].value.data) for k in ("gather_axis", "scatter_axis", "split_axis", "concat_axis",  # type: ignore[attr-defined]
+                                                    "slice_axis") if k in props]
+        return self.shard_collective(name, x, _tensor(op, out), props, moved, group)
+
+    def shard_collective(self, name: str, x: SSAValue, out: TensorType, props: dict[str, Attribute],
+                         moved: list[int], group: int) -> SSAValue:
+        """A shard collective; where a moved dim is uneven (dynamic, or not divisible by the group),
+        it is dynamic on both sides, as shard's verifier demands, with `tensor.cast` around it."""
+        in_ty = x.type
+        assert isinstance(in_ty, TensorType)
+        in_shape, out_shape = list(in_ty.get_shape()), list(out.get_shape())
+        uneven = any(in_shape[d] == DYNAMIC_INDEX or out_shape[d] == DYNAMIC_INDEX or (in_shape[d] % group
+                     and out_shape[d] < in_shape[d]) for d in moved)
+        if not uneven:
+            return self.add(_generic(name, [x], [out], props)).results[0]
+        for d in moved:
+            in_shape[d] = out_shape[d] = DYNAMIC_INDEX
+        loose_in, loose_out = TensorType(in_ty.element_type, in_shape), TensorType(out.element_type, out_shape)
+        if loose_in != in_ty:
+            x = self.add(_generic("tensor.cast", [x], [loose_in])).results[0]
+        result = self.add(_generic(name, [x], [loose_out], props)).results[0]
+        if loose_out != out:
+            result = self.add(_generic("tensor.cast", [result], [out])).results[0]
+        return result
 
     def to_partial(self, op: coll.CollectiveOp, x: SSAValue, src: NdSbpAttr, dst: NdSbpAttr,
                    axes: list[int]) -> SSAValue:
         """B -> P(sum) as MLIR's partition does it: keep on multi-index 0 of `axes`, zero elsewhere;
         B -> P(max/min) is the identity. S(i) -> P(k) has no shard form here: a located error."""
         kind = _partial_kind(op, dst, axes)
-        if not all(isinstance(src[a], BroadcastAttr) for a in axes):
-            raise OpError(op, f"{op.name} {src.short_str()} -> {dst.short_str()}: only B -> P is exported to "
-                          "upstream MLIR (S -> P has no shard op)")
-        if kind != ReduceKind.SUM:
-            return x
         out = _tensor(op, op.results[0].type)
         grid = FlatSymbolRefAttr(op.placement.root_reference.data)  # type: ignore[union-attr]
+        if not all(isinstance(src[a], BroadcastAttr) for a in axes):
+            return self.split_to_partial(op, x, src, dst, kind, out, grid)
+        if kind != ReduceKind.SUM:
+            return x
         where = self.add(_generic("shard.process_multi_index", [], [_INDEX] * len(axes),
                                   {"grid": grid, "axes": DenseArrayBase.from_list(i16, axes)}))
         zero = self.index(0)
@@ -337,6 +367,45 @@ class _FuncEmitter:
         then_block.add_op(_generic("scf.yield", [x]))
         else_block.add_op(_generic("scf.yield", [zeros]))
         return self.add(_generic("scf.if", [keep], [out], {}, [Region(then_block), Region(else_block)])).results[0]
+
+    def split_to_partial(self, op: coll.CollectiveOp, x: SSAValue, src: NdSbpAttr, dst: NdSbpAttr,
+                         kind: ReduceKind, out: TensorType, grid: FlatSymbolRefAttr) -> SSAValue:
+        """S(i) -> P(k): the shard goes at its offset into a buffer of the identity of k. The
+        offsets differ per rank (balanced split), so they are a constant table indexed by
+        `shard.process_linear_index` (row-major over the grid, sbpc's flat rank order)."""
+        placement = self.placements[grid.root_reference.data]
+        hierarchy = placement.get_hierarchy()
+        shape = [int(n) for n in op.global_shape.get_values()]  # type: ignore[union-attr]
+        rows: list[list[int]] = []
+        for flat in range(len(placement.get_ranks())):
+            coord, rest = [], flat
+            for n in reversed(hierarchy):
+                coord.insert(0, rest % n)
+                rest //= n
+            have = local_slices(shape, src, hierarchy, coord)
+            want = local_slices(shape, dst, hierarchy, coord)
+            rows.append([h[0] - w[0] for h, w in zip(have, want, strict=True)])
+        buffer = self.filled(out, _identity(kind, out.element_type), lambda k: _source(op, {}, k))
+        rank = self.add(_generic("shard.process_linear_index", [], [_INDEX], {"grid": grid})).results[0]
+        offsets: list[SSAValue] = []
+        for d in range(len(shape)):
+            column = [row[d] for row in rows]
+            if len(set(column)) == 1:
+                offsets.append(self.index(column[0]))
+                continue
+            table_ty = TensorType(_INDEX, [len(column)])
+            table = self.add(_generic("arith.constant", [], [table_ty], {
+                "value": DenseIntOrFPElementsAttr.from_list(table_ty, column)})).results[0]
+            offsets.append(self.add(_generic("tensor.extract", [table, rank], [_INDEX])).results[0])
+        x_shape = _tensor(op, x.type).get_shape()
+        sizes = [self.dim(x, d) for d, n in enumerate(x_shape) if n == DYNAMIC_INDEX]
+        props: dict[str, Attribute] = {
+            "operandSegmentSizes": DenseArrayBase.from_list(i32, [1, 1, len(offsets), len(sizes), 0]),
+            "static_offsets": DenseArrayBase.from_list(i64, [DYNAMIC_INDEX] * len(offsets)),
+            "static_sizes": DenseArrayBase.from_list(i64, list(x_shape)),
+            "static_strides": DenseArrayBase.from_list(i64, [1] * len(shape)),
+        }
+        return self.add(_generic("tensor.insert_slice", [x, buffer, *offsets, *sizes], [out], props)).results[0]
 
     # -- dispatch --------------------------------------------------------------------------------
 
@@ -381,7 +450,9 @@ def _scalar_fn(op: Operation) -> Callable[[_Body, Sequence[SSAValue]], SSAValue]
         return lambda b, a: _fmod(b, a[0], a[1], out_elt)
     if isinstance(op, ops.FmodScalarOp):
         other = op.other
-        return lambda b, a: _fmod(b, a[0], b.const(_const_attr(other.value.data, out_elt), out_elt), out_elt)
+        # A float `other` keeps its own type (f32): f16/bf16 fmod is computed in f32 (SPEC §2.4).
+        other_ty = other.type if is_float and isinstance(other, FloatAttr) else out_elt
+        return lambda b, a: _fmod(b, a[0], b.const(_const_attr(other.value.data, other_ty), other_ty), out_elt)
     if isinstance(op, ops.AddScalarOp | ops.MulScalarOp):
         name = ("arith.addf" if is_float else "arith.addi") if isinstance(op, ops.AddScalarOp) else (
             "arith.mulf" if is_float else "arith.muli")
@@ -409,7 +480,8 @@ def _fmod(body: _Body, x: SSAValue, y: SSAValue, ty: Attribute) -> SSAValue:
         if _width(ty) >= 32:
             return body.op("arith.remf", [x, y], ty)
         f32 = FloatAttr(0.0, 32).type
-        wide = body.op("arith.remf", [body.op("arith.extf", [x], f32), body.op("arith.extf", [y], f32)], f32)
+        wide_y = y if y.type == f32 else body.op("arith.extf", [y], f32)
+        wide = body.op("arith.remf", [body.op("arith.extf", [x], f32), wide_y], f32)
         return body.op("arith.truncf", [wide], ty)
     zero = body.const(IntegerAttr(0, ty), ty)
     is_zero = body.op("arith.cmpi", [y, zero], i1, {"predicate": IntegerAttr(_CMPI_EQ, i64)})
@@ -437,7 +509,12 @@ def _cast(body: _Body, x: SSAValue, to: Attribute) -> SSAValue:
 def _tensor(op: Operation, ty: Attribute) -> TensorType:
     if not isinstance(ty, TensorType):
         raise OpError(op, f"{op.name}: {ty} is not a per-rank tensor: run spmdize before --emit-mlir")
-    return ty
+    return _plain(ty)
+
+
+def _plain(ty: TensorType) -> TensorType:
+    """`ty` without its `#sbp.layout` encoding (kept as the `sbp.layout` text on arguments)."""
+    return TensorType(ty.element_type, ty.get_shape())
 
 
 def _source(op: Operation, sources: dict[int, tuple[SSAValue, int]], k: int) -> tuple[SSAValue, int]:
@@ -470,30 +547,41 @@ def _arg_attrs(attrs: dict[str, Attribute]) -> dict[str, Attribute]:
     """Keep sbpc's per-value facts as builtin attributes MLIR can parse (the SBP as its text)."""
     kept: dict[str, Attribute] = {}
     for key, value in attrs.items():
-        kept[key] = StringAttr(value.short_str()) if isinstance(value, NdSbpAttr) else value
+        if isinstance(value, NdSbpAttr):
+            kept[key] = StringAttr(value.short_str())
+        elif getattr(value, "name", "").startswith("sbp."):  # e.g. #sbp.layout: its text
+            kept[key] = StringAttr(str(value))
+        else:
+            kept[key] = value
     return kept
 
 
-def _translate_func(func: FuncOp) -> FuncOp:
-    arg_types = list(func.function_type.inputs.data)
-    new = FuncOp(func.sym_name.data, (arg_types, list(func.function_type.outputs.data)))
-    emitter = _FuncEmitter(new.body.block)
+def _translate_func(func: FuncOp, grids: dict[str, PlacementOp]) -> FuncOp:
+    arg_types = [_tensor(func, t) for t in func.function_type.inputs.data]
+    new = FuncOp(func.sym_name.data, (arg_types, [_tensor(func, t) for t in func.function_type.outputs.data]))
+    emitter = _FuncEmitter(new.body.block, grids)
     for old, arg in zip(func.body.block.args, new.body.block.args, strict=True):
         emitter.values[old] = arg
     for op in func.body.block.ops:
         emitter.translate(op)
-    if func.arg_attrs is not None:
-        new.arg_attrs = ArrayAttr([type(d)(_arg_attrs(dict(d.data))) for d in func.arg_attrs.data])
+    layouts = [t.encoding for t in func.function_type.inputs.data if isinstance(t, TensorType)]
+    if func.arg_attrs is not None or any(getattr(e, "name", "").startswith("sbp.") for e in layouts):
+        attrs = [dict(d.data) for d in func.arg_attrs.data] if func.arg_attrs is not None else [{} for _ in arg_types]
+        for entry, ty in zip(attrs, func.function_type.inputs.data, strict=True):
+            if isinstance(ty, TensorType) and getattr(ty.encoding, "name", "").startswith("sbp."):
+                entry["sbp.layout"] = ty.encoding
+        new.arg_attrs = ArrayAttr([DictionaryAttr(_arg_attrs(d)) for d in attrs])
     if func.res_attrs is not None:
-        new.res_attrs = ArrayAttr([type(d)(_arg_attrs(dict(d.data))) for d in func.res_attrs.data])
+        new.res_attrs = ArrayAttr([DictionaryAttr(_arg_attrs(dict(d.data))) for d in func.res_attrs.data])
     for key, value in func.attributes.items():
-        new.attributes[key] = value
+        new.attributes[key] = _arg_attrs({key: value})[key]
     return new
 
 
 def to_upstream_mlir(module: ModuleOp) -> ModuleOp:
     """The per-rank `module` (spmdize's output) as a new module of upstream dialects only."""
     out: list[Operation] = []
+    grids = {op.sym_name.data: op for op in module.ops if isinstance(op, PlacementOp)}
     for op in module.ops:
         if isinstance(op, PlacementOp):
             grid = _generic("shard.grid", [], [], {
@@ -504,7 +592,7 @@ def to_upstream_mlir(module: ModuleOp) -> ModuleOp:
             grid.attributes["sbp.devices"] = DenseArrayBase.from_list(i64, list(op.get_ranks()))
             out.append(grid)
         elif isinstance(op, FuncOp):
-            out.append(_translate_func(op))
+            out.append(_translate_func(op, grids))
         else:
             raise OpError(op, f"{op.name} has no upstream MLIR form in --emit-mlir")
     return ModuleOp(out)
