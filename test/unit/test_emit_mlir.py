@@ -90,14 +90,14 @@ def test_mlp_per_rank_text(tmp_path: Path) -> None:
         "sbp.devices = array<i64: 0, 1, 2, 3, 4, 5, 6, 7>}" in mlir
     # b2 [B, B] -> [B, P]: kept on tensor-parallel index 0, zero elsewhere (scf.if), then Megatron's
     # single all-reduce of the [S(0), P] result is left to the caller: the function returns it partial.
-    assert re.findall(r'"(shard\.[a-z_]+)"\(', mlir) == ["shard.process_multi_index"]
+    assert re.findall(r'"(shard\.[a-z_]+)"\(', mlir) == ["shard.grid", "shard.process_multi_index"]
     assert '"scf.if"' in mlir
     assert "(tensor<32x1024xf16>, tensor<1024x1024xf16>, tensor<1024xf16>, tensor<1024x1024xf16>, " \
         "tensor<1024xf16>) -> tensor<32x1024xf16>" in mlir
 
 
 UNEVEN = """sbp.placement @p "cpu" [0, 1]
-func.func @main(%a: !sbp.tensor<5x6xf32, @p, [S(0)]>) -> !sbp.tensor<5x6xf32, @p> {
+func.func @main(%a: !sbp.tensor<5x6xf32, @p, [S(0)]>) -> !sbp.tensor<5x6xf32, @p, [B]> {
   %0 = sbp.relu %a : !sbp.tensor<5x6xf32, @p, [S(0)]> -> !sbp.tensor<5x6xf32, @p>
   %1 = sbp.to_global %0 : !sbp.tensor<5x6xf32, @p> -> !sbp.tensor<5x6xf32, @p, [B]>
   func.return %1 : !sbp.tensor<5x6xf32, @p, [B]>
