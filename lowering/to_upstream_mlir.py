@@ -42,7 +42,7 @@ from sbpc.dialects import collective_ops as coll
 from sbpc.dialects import sbp_ops as ops
 from sbpc.dialects.errors import OpError
 from sbpc.dialects.placement import PlacementOp
-from sbpc.dialects.sbp import BroadcastAttr, NdSbpAttr, PartialAttr, ReduceKind, SplitAttr
+from sbpc.dialects.sbp import BroadcastAttr, GlobalTensorType, NdSbpAttr, PartialAttr, ReduceKind, SplitAttr
 from sbpc.dialects.sharding import local_slices
 
 _INDEX = IndexType()
@@ -57,7 +57,7 @@ _SHARD_REDUCTION = {ReduceKind.SUM: ReductionKind.SUM, ReduceKind.MAX: Reduction
                     ReduceKind.MIN: ReductionKind.MIN}
 
 
-def _generic(name: str, operands: Sequence[SSAValue] = (), results: Sequence[Attribute] = (),
+def generic_op(name: str, operands: Sequence[SSAValue] = (), results: Sequence[Attribute] = (),
              props: dict[str, Attribute] | None = None, regions: Sequence[Region] = ()) -> Operation:
     return UnregisteredOp.with_name(name).create(
         operands=list(operands), result_types=list(results), properties=props or {}, regions=list(regions)
@@ -102,7 +102,7 @@ class _Body:
 
     def op(self, name: str, operands: Sequence[SSAValue], ty: Attribute,
            props: dict[str, Attribute] | None = None) -> SSAValue:
-        op = _generic(name, operands, [ty], props)
+        op = generic_op(name, operands, [ty], props)
         self.block.add_op(op)
         return op.results[0]
 
@@ -110,11 +110,11 @@ class _Body:
         return self.op("arith.constant", [], ty, {"value": attr})
 
     def region(self, value: SSAValue) -> Region:
-        self.block.add_op(_generic("linalg.yield", [value]))
+        self.block.add_op(generic_op("linalg.yield", [value]))
         return Region(self.block)
 
 
-class _FuncEmitter:
+class FuncEmitter:
     """Translates one per-rank `func.func` body op by op, appending to `block`."""
 
     def __init__(self, block: Block, grids: dict[str, PlacementOp]):
@@ -128,15 +128,15 @@ class _FuncEmitter:
         return op
 
     def index(self, value: int) -> SSAValue:
-        return self.add(_generic("arith.constant", [], [_INDEX], {"value": IntegerAttr(value, _INDEX)})).results[0]
+        return self.add(generic_op("arith.constant", [], [_INDEX], {"value": IntegerAttr(value, _INDEX)})).results[0]
 
     def dim(self, tensor: SSAValue, axis: int) -> SSAValue:
-        return self.add(_generic("tensor.dim", [tensor, self.index(axis)], [_INDEX])).results[0]
+        return self.add(generic_op("tensor.dim", [tensor, self.index(axis)], [_INDEX])).results[0]
 
     def empty(self, ty: TensorType, dyn_source: Callable[[int], tuple[SSAValue, int]]) -> SSAValue:
         """`tensor.empty` of `ty`; the size of each dynamic dim k is `tensor.dim` of dyn_source(k)."""
         sizes = [self.dim(*dyn_source(k)) for k, n in enumerate(ty.get_shape()) if n == DYNAMIC_INDEX]
-        return self.add(_generic("tensor.empty", sizes, [ty])).results[0]
+        return self.add(generic_op("tensor.empty", sizes, [ty])).results[0]
 
     def linalg(self, ins: Sequence[SSAValue], init: SSAValue, maps: Sequence[AffineMap],
                iterators: Sequence[IteratorType], body: Region) -> SSAValue:
@@ -145,7 +145,7 @@ class _FuncEmitter:
             "iterator_types": ArrayAttr([IteratorTypeAttr(it) for it in iterators]),
             "operandSegmentSizes": DenseArrayBase.from_list(i32, [len(ins), 1]),
         }
-        return self.add(_generic("linalg.generic", [*ins, init], [init.type], props, [body])).results[0]
+        return self.add(generic_op("linalg.generic", [*ins, init], [init.type], props, [body])).results[0]
 
     def filled(self, ty: TensorType, fill: Attribute, dyn_source: Callable[[int], tuple[SSAValue, int]]) -> SSAValue:
         """A tensor of `ty` holding `fill` everywhere (linalg.generic with no input)."""
@@ -161,13 +161,13 @@ class _FuncEmitter:
     def elementwise(self, op: Operation, inputs: Sequence[SSAValue],
                     scalar: Callable[[_Body, Sequence[SSAValue]], SSAValue]) -> SSAValue:
         """numpy-broadcasting elementwise op: one parallel loop per result dim."""
-        out = _tensor(op, op.results[0].type)
+        out = builtin_tensor(op, op.results[0].type)
         shape = out.get_shape()
         rank = len(shape)
         maps: list[AffineMap] = []
         sources: dict[int, tuple[SSAValue, int]] = {}
         for value in inputs:
-            in_shape = _tensor(op, value.type).get_shape()
+            in_shape = builtin_tensor(op, value.type).get_shape()
             lead = rank - len(in_shape)
             exprs: list[AffineExpr] = []
             for j, n in enumerate(in_shape):
@@ -180,20 +180,20 @@ class _FuncEmitter:
                         sources.setdefault(k, (value, j))
             maps.append(AffineMap(rank, 0, tuple(exprs)))
         init = self.empty(out, lambda k: _source(op, sources, k))
-        body = _Body([_tensor(op, v.type).element_type for v in inputs] + [out.element_type])
+        body = _Body([builtin_tensor(op, v.type).element_type for v in inputs] + [out.element_type])
         result = scalar(body, body.args[: len(inputs)])
         maps.append(AffineMap.identity(rank))
         return self.linalg(inputs, init, maps, [IteratorType.PARALLEL] * rank, body.region(result))
 
     def matmul(self, op: ops.MatmulOp, a: SSAValue, b: SSAValue) -> SSAValue:
-        out = _tensor(op, op.results[0].type)
+        out = builtin_tensor(op, op.results[0].type)
         shape = out.get_shape()
         rank = len(shape)
         k_dim = rank  # loops: out dims (batch..., m, n), then the contraction k
         sources: dict[int, tuple[SSAValue, int]] = {}
 
         def operand_map(value: SSAValue, transposed: bool, rows_dim: int, cols_dim: int) -> AffineMap:
-            in_shape = _tensor(op, value.type).get_shape()
+            in_shape = builtin_tensor(op, value.type).get_shape()
             lead = (rank - 2) - (len(in_shape) - 2)
             exprs: list[AffineExpr] = []
             for j, n in enumerate(in_shape[:-2]):
@@ -212,7 +212,7 @@ class _FuncEmitter:
         map_b = operand_map(b, op.transpose_b is not None, k_dim, rank - 1)
         elt = out.element_type
         init = self.filled(out, _identity(ReduceKind.SUM, elt), lambda k: _source(op, sources, k))
-        body = _Body([_tensor(op, a.type).element_type, _tensor(op, b.type).element_type, elt])
+        body = _Body([builtin_tensor(op, a.type).element_type, builtin_tensor(op, b.type).element_type, elt])
         x, y, acc = body.args
         mul, add = ("arith.mulf", "arith.addf") if _is_float(elt) else ("arith.muli", "arith.addi")
         total = body.op(add, [acc, body.op(mul, [x, y], elt)], elt)
@@ -221,8 +221,8 @@ class _FuncEmitter:
         return self.linalg([a, b], init, [map_a, map_b, out_map], iterators, body.region(total))
 
     def reduce(self, op: ops.ReduceOp, x: SSAValue, kind: ReduceKind) -> SSAValue:
-        out = _tensor(op, op.results[0].type)
-        in_shape = _tensor(op, x.type).get_shape()
+        out = builtin_tensor(op, op.results[0].type)
+        in_shape = builtin_tensor(op, x.type).get_shape()
         axes = sorted(int(a) % len(in_shape) for a in op.axes.get_values())
         keep = op.keepdims is not None
         rank = len(out.get_shape())
@@ -251,7 +251,7 @@ class _FuncEmitter:
         return self.linalg([x], init, [AffineMap(loops, 0, tuple(exprs)), out_map], iterators, body.region(result))
 
     def transpose(self, op: ops.TransposeOp, x: SSAValue) -> SSAValue:
-        out = _tensor(op, op.results[0].type)
+        out = builtin_tensor(op, op.results[0].type)
         perm = [int(p) for p in op.perm.get_values()]
         rank = len(perm)
         inverse = [perm.index(i) for i in range(rank)]
@@ -262,7 +262,7 @@ class _FuncEmitter:
                            body.region(body.args[0]))
 
     def reshape(self, op: ops.ReshapeOp, x: SSAValue) -> SSAValue:
-        out = _tensor(op, op.results[0].type)
+        out = builtin_tensor(op, op.results[0].type)
         shape = out.get_shape()
         dynamic = [k for k, n in enumerate(shape) if n == DYNAMIC_INDEX]
         if len(dynamic) > 1:
@@ -273,17 +273,17 @@ class _FuncEmitter:
             if n != DYNAMIC_INDEX:
                 sizes.append(self.index(n))
                 continue
-            in_shape = _tensor(op, x.type).get_shape()
+            in_shape = builtin_tensor(op, x.type).get_shape()
             count = self.index(1)
             for j in range(len(in_shape)):
-                count = self.add(_generic("arith.muli", [count, self.dim(x, j)], [_INDEX])).results[0]
+                count = self.add(generic_op("arith.muli", [count, self.dim(x, j)], [_INDEX])).results[0]
             static = 1
             for m in shape:
                 static *= m if m != DYNAMIC_INDEX else 1
-            sizes.append(self.add(_generic("arith.divui", [count, self.index(static)], [_INDEX])).results[0])
+            sizes.append(self.add(generic_op("arith.divui", [count, self.index(static)], [_INDEX])).results[0])
         shape_ty = TensorType(_INDEX, [len(shape)])
-        target = self.add(_generic("tensor.from_elements", sizes, [shape_ty])).results[0]
-        return self.add(_generic("tensor.reshape", [x, target], [out])).results[0]
+        target = self.add(generic_op("tensor.from_elements", sizes, [shape_ty])).results[0]
+        return self.add(generic_op("tensor.reshape", [x, target], [out])).results[0]
 
     # -- collectives -----------------------------------------------------------------------------
 
@@ -319,7 +319,7 @@ class _FuncEmitter:
             return self.to_partial(op, x, src, dst, axes)
         moved = [int(props[k].value.data) for k in ("gather_axis", "scatter_axis", "split_axis", "concat_axis",  # type: ignore[attr-defined]
                                                     "slice_axis") if k in props]
-        return self.shard_collective(name, x, _tensor(op, out), props, moved, group)
+        return self.shard_collective(name, x, builtin_tensor(op, out), props, moved, group)
 
     def shard_collective(self, name: str, x: SSAValue, out: TensorType, props: dict[str, Attribute],
                          moved: list[int], group: int) -> SSAValue:
@@ -331,15 +331,15 @@ class _FuncEmitter:
         uneven = any(in_shape[d] == DYNAMIC_INDEX or out_shape[d] == DYNAMIC_INDEX or (in_shape[d] % group
                      and out_shape[d] < in_shape[d]) for d in moved)
         if not uneven:
-            return self.add(_generic(name, [x], [out], props)).results[0]
+            return self.add(generic_op(name, [x], [out], props)).results[0]
         for d in moved:
             in_shape[d] = out_shape[d] = DYNAMIC_INDEX
         loose_in, loose_out = TensorType(in_ty.element_type, in_shape), TensorType(out.element_type, out_shape)
         if loose_in != in_ty:
-            x = self.add(_generic("tensor.cast", [x], [loose_in])).results[0]
-        result = self.add(_generic(name, [x], [loose_out], props)).results[0]
+            x = self.add(generic_op("tensor.cast", [x], [loose_in])).results[0]
+        result = self.add(generic_op(name, [x], [loose_out], props)).results[0]
         if loose_out != out:
-            result = self.add(_generic("tensor.cast", [result], [out])).results[0]
+            result = self.add(generic_op("tensor.cast", [result], [out])).results[0]
         return result
 
     def to_partial(self, op: coll.CollectiveOp, x: SSAValue, src: NdSbpAttr, dst: NdSbpAttr,
@@ -347,26 +347,26 @@ class _FuncEmitter:
         """B -> P(sum) as MLIR's partition does it: keep on multi-index 0 of `axes`, zero elsewhere;
         B -> P(max/min) is the identity. S(i) -> P(k) has no shard form here: a located error."""
         kind = _partial_kind(op, dst, axes)
-        out = _tensor(op, op.results[0].type)
+        out = builtin_tensor(op, op.results[0].type)
         grid = FlatSymbolRefAttr(op.placement.root_reference.data)  # type: ignore[union-attr]
         if not all(isinstance(src[a], BroadcastAttr) for a in axes):
             return self.split_to_partial(op, x, src, dst, kind, out, grid)
         if kind != ReduceKind.SUM:
             return x
-        where = self.add(_generic("shard.process_multi_index", [], [_INDEX] * len(axes),
+        where = self.add(generic_op("shard.process_multi_index", [], [_INDEX] * len(axes),
                                   {"grid": grid, "axes": DenseArrayBase.from_list(i16, axes)}))
         zero = self.index(0)
         keep: SSAValue | None = None
         for index in where.results:
-            eq = self.add(_generic("arith.cmpi", [index, zero], [i1],
+            eq = self.add(generic_op("arith.cmpi", [index, zero], [i1],
                                    {"predicate": IntegerAttr(_CMPI_EQ, i64)})).results[0]
-            keep = eq if keep is None else self.add(_generic("arith.andi", [keep, eq], [i1])).results[0]
+            keep = eq if keep is None else self.add(generic_op("arith.andi", [keep, eq], [i1])).results[0]
         assert keep is not None
         zeros = self.filled(out, _identity(ReduceKind.SUM, out.element_type), lambda k: (x, k))
         then_block, else_block = Block(), Block()
-        then_block.add_op(_generic("scf.yield", [x]))
-        else_block.add_op(_generic("scf.yield", [zeros]))
-        return self.add(_generic("scf.if", [keep], [out], {}, [Region(then_block), Region(else_block)])).results[0]
+        then_block.add_op(generic_op("scf.yield", [x]))
+        else_block.add_op(generic_op("scf.yield", [zeros]))
+        return self.add(generic_op("scf.if", [keep], [out], {}, [Region(then_block), Region(else_block)])).results[0]
 
     def split_to_partial(self, op: coll.CollectiveOp, x: SSAValue, src: NdSbpAttr, dst: NdSbpAttr,
                          kind: ReduceKind, out: TensorType, grid: FlatSymbolRefAttr) -> SSAValue:
@@ -386,7 +386,7 @@ class _FuncEmitter:
             want = local_slices(shape, dst, hierarchy, coord)
             rows.append([h[0] - w[0] for h, w in zip(have, want, strict=True)])
         buffer = self.filled(out, _identity(kind, out.element_type), lambda k: _source(op, {}, k))
-        rank = self.add(_generic("shard.process_linear_index", [], [_INDEX], {"grid": grid})).results[0]
+        rank = self.add(generic_op("shard.process_linear_index", [], [_INDEX], {"grid": grid})).results[0]
         offsets: list[SSAValue] = []
         for d in range(len(shape)):
             column = [row[d] for row in rows]
@@ -394,10 +394,10 @@ class _FuncEmitter:
                 offsets.append(self.index(column[0]))
                 continue
             table_ty = TensorType(_INDEX, [len(column)])
-            table = self.add(_generic("arith.constant", [], [table_ty], {
+            table = self.add(generic_op("arith.constant", [], [table_ty], {
                 "value": DenseIntOrFPElementsAttr.from_list(table_ty, column)})).results[0]
-            offsets.append(self.add(_generic("tensor.extract", [table, rank], [_INDEX])).results[0])
-        x_shape = _tensor(op, x.type).get_shape()
+            offsets.append(self.add(generic_op("tensor.extract", [table, rank], [_INDEX])).results[0])
+        x_shape = builtin_tensor(op, x.type).get_shape()
         sizes = [self.dim(x, d) for d, n in enumerate(x_shape) if n == DYNAMIC_INDEX]
         props: dict[str, Attribute] = {
             "operandSegmentSizes": DenseArrayBase.from_list(i32, [1, 1, len(offsets), len(sizes), 0]),
@@ -405,15 +405,17 @@ class _FuncEmitter:
             "static_sizes": DenseArrayBase.from_list(i64, list(x_shape)),
             "static_strides": DenseArrayBase.from_list(i64, [1] * len(shape)),
         }
-        return self.add(_generic("tensor.insert_slice", [x, buffer, *offsets, *sizes], [out], props)).results[0]
+        return self.add(generic_op("tensor.insert_slice", [x, buffer, *offsets, *sizes], [out], props)).results[0]
 
     # -- dispatch --------------------------------------------------------------------------------
 
     def translate(self, op: Operation) -> None:
         args = [self.values[v] for v in op.operands]
         if isinstance(op, ReturnOp):
-            self.add(_generic("func.return", args))
+            self.add(generic_op("func.return", args))
             return
+        if op.results and not isinstance(op.results[0].type, TensorType):
+            raise OpError(op, f"{op.name} does not have a per-rank tensor result: run spmdize before --emit-mlir")
         result = self.compute(op, args)
         self.values[op.results[0]] = result
 
@@ -422,8 +424,6 @@ class _FuncEmitter:
             return self.collective(op, args[0])
         if isinstance(op, ops.ConversionOp):
             raise OpError(op, f"{op.name} is left in the per-rank program: run lower-boxing before --emit-mlir")
-        if op.results and not isinstance(op.results[0].type, TensorType):
-            raise OpError(op, f"{op.name} does not have a per-rank tensor result: run spmdize before --emit-mlir")
         if isinstance(op, ops.MatmulOp):
             return self.matmul(op, args[0], args[1])
         if isinstance(op, ops.ReduceOp):
@@ -440,7 +440,7 @@ class _FuncEmitter:
 
 def _scalar_fn(op: Operation) -> Callable[[_Body, Sequence[SSAValue]], SSAValue] | None:
     """The scalar body of an elementwise op, or None if `op` is not elementwise."""
-    out_elt = _tensor(op, op.results[0].type).element_type
+    out_elt = builtin_tensor(op, op.results[0].type).element_type
     is_float = _is_float(out_elt)
     kind = type(op)
     if kind in _FLOAT_BINARY:
@@ -506,7 +506,9 @@ def _cast(body: _Body, x: SSAValue, to: Attribute) -> SSAValue:
     return body.op("arith.extsi" if _width(to) > _width(src) else "arith.trunci", [x], to)
 
 
-def _tensor(op: Operation, ty: Attribute) -> TensorType:
+def builtin_tensor(op: Operation, ty: Attribute) -> TensorType:
+    if isinstance(ty, GlobalTensorType):  # --emit-mlir=global: the global shape
+        return TensorType(ty.element_type, ty.get_shape())
     if not isinstance(ty, TensorType):
         raise OpError(op, f"{op.name}: {ty} is not a per-rank tensor: run spmdize before --emit-mlir")
     return _plain(ty)
@@ -543,7 +545,7 @@ def _partial_kind(op: Operation, sbp: NdSbpAttr, axes: Sequence[int]) -> ReduceK
     return kinds.pop()
 
 
-def _arg_attrs(attrs: dict[str, Attribute]) -> dict[str, Attribute]:
+def builtin_attrs(attrs: dict[str, Attribute]) -> dict[str, Attribute]:
     """Keep sbpc's per-value facts as builtin attributes MLIR can parse (the SBP as its text)."""
     kept: dict[str, Attribute] = {}
     for key, value in attrs.items():
@@ -556,12 +558,13 @@ def _arg_attrs(attrs: dict[str, Attribute]) -> dict[str, Attribute]:
     return kept
 
 
-def _translate_func(func: FuncOp, grids: dict[str, PlacementOp]) -> FuncOp:
-    arg_types = [_tensor(func, t) for t in func.function_type.inputs.data]
-    new = FuncOp(func.sym_name.data, (arg_types, [_tensor(func, t) for t in func.function_type.outputs.data]))
-    emitter = _FuncEmitter(new.body.block, grids)
+def _translate_func(func: FuncOp, grids: dict[str, PlacementOp], emitter_cls: type[FuncEmitter]) -> FuncOp:
+    arg_types = [builtin_tensor(func, t) for t in func.function_type.inputs.data]
+    new = FuncOp(func.sym_name.data, (arg_types, [builtin_tensor(func, t) for t in func.function_type.outputs.data]))
+    emitter = emitter_cls(new.body.block, grids)
     for old, arg in zip(func.body.block.args, new.body.block.args, strict=True):
         emitter.values[old] = arg
+    emitter.enter(func)
     for op in func.body.block.ops:
         emitter.translate(op)
     layouts = [t.encoding for t in func.function_type.inputs.data if isinstance(t, TensorType)]
@@ -570,21 +573,22 @@ def _translate_func(func: FuncOp, grids: dict[str, PlacementOp]) -> FuncOp:
         for entry, ty in zip(attrs, func.function_type.inputs.data, strict=True):
             if isinstance(ty, TensorType) and getattr(ty.encoding, "name", "").startswith("sbp."):
                 entry["sbp.layout"] = ty.encoding
-        new.arg_attrs = ArrayAttr([DictionaryAttr(_arg_attrs(d)) for d in attrs])
+        new.arg_attrs = ArrayAttr([DictionaryAttr(builtin_attrs(d)) for d in attrs])
     if func.res_attrs is not None:
-        new.res_attrs = ArrayAttr([DictionaryAttr(_arg_attrs(dict(d.data))) for d in func.res_attrs.data])
+        new.res_attrs = ArrayAttr([DictionaryAttr(builtin_attrs(dict(d.data))) for d in func.res_attrs.data])
     for key, value in func.attributes.items():
-        new.attributes[key] = _arg_attrs({key: value})[key]
+        new.attributes[key] = builtin_attrs({key: value})[key]
     return new
 
 
-def to_upstream_mlir(module: ModuleOp) -> ModuleOp:
-    """The per-rank `module` (spmdize's output) as a new module of upstream dialects only."""
+def to_upstream_mlir(module: ModuleOp, emitter_cls: type[FuncEmitter] = FuncEmitter) -> ModuleOp:
+    """The per-rank `module` (spmdize's output) as a new module of upstream dialects only
+    (`emitter_cls` translates the functions: `to_upstream_global` passes its annotating one)."""
     out: list[Operation] = []
     grids = {op.sym_name.data: op for op in module.ops if isinstance(op, PlacementOp)}
     for op in module.ops:
         if isinstance(op, PlacementOp):
-            grid = _generic("shard.grid", [], [], {
+            grid = generic_op("shard.grid", [], [], {
                 "sym_name": StringAttr(op.sym_name.data),
                 "shape": DenseArrayBase.from_list(i64, list(op.get_hierarchy())),
             })
@@ -592,7 +596,7 @@ def to_upstream_mlir(module: ModuleOp) -> ModuleOp:
             grid.attributes["sbp.devices"] = DenseArrayBase.from_list(i64, list(op.get_ranks()))
             out.append(grid)
         elif isinstance(op, FuncOp):
-            out.append(_translate_func(op, grids))
+            out.append(_translate_func(op, grids, emitter_cls))
         else:
             raise OpError(op, f"{op.name} has no upstream MLIR form in --emit-mlir")
     return ModuleOp(out)

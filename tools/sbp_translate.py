@@ -26,6 +26,7 @@ from sbpc.tools.pipeline import UsageError, checking_callback, parse_pipeline_sp
 from sbpc.tools.sbp_opt import register_dialects
 
 MLIR_PIPELINE = "infer-sbp,materialize-boxing,lower-boxing,spmdize"
+MLIR_GLOBAL_PIPELINE = "infer-sbp"
 DEFAULT_PIPELINE = "infer-sbp,materialize-boxing,lower-boxing,spmdize,lower-to-ascendc{{soc={soc}}}"
 
 
@@ -34,8 +35,9 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("input_file", help="program (.mlir)")
     target = parser.add_mutually_exclusive_group(required=True)
     target.add_argument("--emit-ascendc", action="store_true", help="write the Ascend C projects")
-    target.add_argument("--emit-mlir", nargs="?", const="per-rank", choices=["per-rank"],
-                        help="print the per-rank program in upstream MLIR dialects (SPEC §4.2)")
+    target.add_argument("--emit-mlir", nargs="?", const="per-rank", choices=["per-rank", "global"],
+                        help="print the per-rank program (or, =global, the global program with shard "
+                        "annotations) in upstream MLIR dialects (SPEC §4.2)")
     parser.add_argument("-o", "--output", default=None,
                         help="output directory (--emit-ascendc) or file (--emit-mlir; default and '-': stdout)")
     parser.add_argument("--pipeline", default=None, help="passes to run first (default: the full pipeline)")
@@ -107,7 +109,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _emit_mlir(args: argparse.Namespace) -> int:
     """`--emit-mlir`: compile to the per-rank program, print it in upstream dialects (generic form)."""
-    spec = args.pipeline if args.pipeline is not None else MLIR_PIPELINE
+    default = MLIR_GLOBAL_PIPELINE if args.emit_mlir == "global" else MLIR_PIPELINE
+    spec = args.pipeline if args.pipeline is not None else default
     try:
         pipeline = parse_pipeline_spec([spec], checking_callback(True))
     except UsageError as error:
@@ -126,13 +129,15 @@ def _emit_mlir(args: argparse.Namespace) -> int:
     parser = LocatedParser(ctx, source)
     module = None
     try:
+        from sbpc.lowering.to_upstream_global import to_upstream_global
         from sbpc.lowering.to_upstream_mlir import to_upstream_mlir
 
         module = parser.parse_module()
         verify_program(module)
         pipeline.apply(ctx, module)
         text = StringIO()
-        Printer(stream=text, print_generic_format=True).print_op(to_upstream_mlir(module))
+        Printer(stream=text, print_generic_format=True).print_op(
+            to_upstream_global(module) if args.emit_mlir == "global" else to_upstream_mlir(module))
     except (ParseError, DiagnosticException) as error:
         if args.debug:
             traceback.print_exc()
