@@ -121,3 +121,45 @@ def test_not_per_rank_is_located_error(tmp_path: Path) -> None:
         rc = main([str(src), "--emit-mlir", "--pipeline", "infer-sbp"])
     assert rc == 1
     assert re.match(r".*in\.mlir:\d+:\d+: error: .*run spmdize before --emit-mlir", err.getvalue()), err.getvalue()
+
+
+def _emit_global(path: Path, tmp_path: Path) -> Path:
+    out = tmp_path / f"{path.stem}.global.mlir"
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        rc = main([str(path), "--emit-mlir=global", "-o", str(out)])
+    assert rc == 0, err.getvalue()
+    return out
+
+
+@needs_mlir
+@pytest.mark.parametrize("example", ["mlp_tp", "seed", "transformer_block"])
+def test_global_examples_verify(example: str, tmp_path: Path) -> None:
+    out = _emit_global(ROOT / "examples" / f"{example}.mlir", tmp_path)
+    text = out.read_text()
+    assert '"shard.sharding"' in text and '"shard.shard"' in text
+    verified = _mlir_opt(out)
+    assert verified.returncode == 0, verified.stderr
+
+
+def test_global_mlp_annotations(tmp_path: Path) -> None:
+    text = _emit_global(ROOT / "examples/mlp_tp.mlir", tmp_path).read_text()
+    axes = re.findall(r"split_axes = #shard<axisarray(\[.*?\])>", text)
+    # x [S(0), B], w1 [B, S(1)], b1 [B, S(0)], w2 [B, S(0)], b2 [B, B], as the arguments come
+    assert axes[:5] == ["[[0]]", "[[], [1]]", "[[1]]", "[[1]]", "[[]]"]
+    # the second matmul's [S(0), P] result: the value after its pending all-reduce, kind kept
+    assert re.search(r'"shard\.shard"\(%\d+, %\d+\) \{sbp\.pending = "P on grid axis 1"\}', text), text
+
+
+@needs_mlir
+def test_global_mlp_partitions_to_megatron(tmp_path: Path) -> None:
+    """MLIR's own propagation (which keeps sbpc's annotations) and partition give Megatron's single
+    all-reduce on the tensor-parallel axis: sbpc's per-rank program plus its pending all-reduce."""
+    out = _emit_global(ROOT / "examples/mlp_tp.mlir", tmp_path)
+    assert MLIR_OPT is not None
+    run = subprocess.run([MLIR_OPT, "--pass-pipeline=builtin.module(func.func(sharding-propagation,shard-partition))",
+                          str(out)], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    collectives = re.findall(r"(shard\.(?:all_\w+|reduce_scatter)) .*? grid_axes = (\[[\d, ]*\]).*?: (\S+) ->",
+                             run.stdout)
+    assert collectives == [("shard.all_reduce", "[1]", "tensor<32x1024xf16>")], run.stdout
