@@ -409,6 +409,9 @@ class FuncEmitter:
 
     # -- dispatch --------------------------------------------------------------------------------
 
+    def enter(self, func: FuncOp) -> None:
+        """Called once the arguments are mapped, before the body (the global form annotates them)."""
+
     def translate(self, op: Operation) -> None:
         args = [self.values[v] for v in op.operands]
         if isinstance(op, ReturnOp):
