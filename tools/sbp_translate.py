@@ -13,11 +13,14 @@ from __future__ import annotations
 import argparse
 import sys
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from io import StringIO
 from pathlib import Path
+from typing import TypeVar
 
 from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import PassPipeline
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 
@@ -27,6 +30,7 @@ from sbpc.tools.sbp_opt import register_dialects
 
 MLIR_PIPELINE = "infer-sbp,materialize-boxing,lower-boxing,spmdize"
 MLIR_GLOBAL_PIPELINE = "infer-sbp"
+T = TypeVar("T")
 DEFAULT_PIPELINE = "infer-sbp,materialize-boxing,lower-boxing,spmdize,lower-to-ascendc{{soc={soc}}}"
 
 
@@ -54,50 +58,28 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("error: --emit-ascendc needs -o DIR", file=sys.stderr)
         return 1
     spec = args.pipeline if args.pipeline is not None else DEFAULT_PIPELINE.format(soc=args.soc)
-    try:
-        pipeline = parse_pipeline_spec([spec], checking_callback(True))  # before reading the input
-    except UsageError as error:
-        print(f"error: {error}", file=sys.stderr)
+    pipeline = _pipeline(spec)  # before reading the input
+    if pipeline is None:
         return 1
     output = Path(args.output)
     if output.exists() and not output.is_dir():
         print(f"error: -o {args.output}: exists and is not a directory (the kernel projects are written "
               "into a directory)", file=sys.stderr)
         return 1
-    try:
-        source = decode_source(Path(args.input_file).read_bytes(), args.input_file)
-    except OSError as error:
-        print(f"error: cannot read {args.input_file}: {error}", file=sys.stderr)
-        return 1
-    except DecodeError as error:
-        print(error.diagnostic.render(), file=sys.stderr)
-        return 1
-    ctx = Context()
-    register_dialects(ctx)
-    parser = LocatedParser(ctx, source)
-    module = None
-    try:
-        from sbpc.dialects.ascendc import LaunchOp
-        from sbpc.lowering.ascendc_printer import emit_project
+    from sbpc.dialects.ascendc import LaunchOp
+    from sbpc.lowering.ascendc_printer import emit_project
 
-        module = parser.parse_module()
-        verify_program(module)
+    def emit(ctx: Context, module: ModuleOp) -> list[Path]:
         if not any(isinstance(op, LaunchOp) for op in module.walk()):
             pipeline.apply(ctx, module)
-        written = emit_project(module, output)
-    except (ParseError, DiagnosticException) as error:
-        if args.debug:
-            traceback.print_exc()
-        print(error_diagnostic(error, source, parser.positions, module).render(), file=sys.stderr)
-        return 1
-    except OSError as error:  # writing the projects: a path part that is a file, no permission, full disk
-        print(f"error: cannot write the kernel projects to {args.output}: {error.strerror or error}"
-              f"{f' ({error.filename})' if error.filename else ''}", file=sys.stderr)
-        return 1
-    except Exception as error:  # never a traceback without --debug
-        if args.debug:
-            traceback.print_exc()
-        print(f"error: internal error: {type(error).__name__}: {error}", file=sys.stderr)
+        try:
+            return emit_project(module, output)
+        except OSError as error:  # a path part that is a file, no permission, full disk
+            raise _Reported(f"error: cannot write the kernel projects to {args.output}: {error.strerror or error}"
+                            f"{f' ({error.filename})' if error.filename else ''}") from error
+
+    written = _compile(args, emit)
+    if written is None:
         return 1
     if not written:
         print("error: the program has no fmod op to emit", file=sys.stderr)
@@ -107,52 +89,75 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-def _emit_mlir(args: argparse.Namespace) -> int:
-    """`--emit-mlir`: compile to the per-rank program, print it in upstream dialects (generic form)."""
-    default = MLIR_GLOBAL_PIPELINE if args.emit_mlir == "global" else MLIR_PIPELINE
-    spec = args.pipeline if args.pipeline is not None else default
+class _Reported(Exception):
+    """A failure whose message is already the user-facing text."""
+
+
+def _pipeline(spec: str) -> PassPipeline | None:
     try:
-        pipeline = parse_pipeline_spec([spec], checking_callback(True))
+        return parse_pipeline_spec([spec], checking_callback(True))
     except UsageError as error:
         print(f"error: {error}", file=sys.stderr)
-        return 1
+        return None
+
+
+def _compile(args: argparse.Namespace, act: Callable[[Context, ModuleOp], T]) -> T | None:
+    """Read, parse and verify `args.input_file`, then `act` on it; every failure is printed (located
+    where it can be) and gives None."""
     try:
         source = decode_source(Path(args.input_file).read_bytes(), args.input_file)
     except OSError as error:
         print(f"error: cannot read {args.input_file}: {error}", file=sys.stderr)
-        return 1
+        return None
     except DecodeError as error:
         print(error.diagnostic.render(), file=sys.stderr)
-        return 1
+        return None
     ctx = Context()
     register_dialects(ctx)
     parser = LocatedParser(ctx, source)
     module = None
     try:
-        from sbpc.lowering.to_upstream_global import to_upstream_global
-        from sbpc.lowering.to_upstream_mlir import to_upstream_mlir
-
         module = parser.parse_module()
         verify_program(module)
-        pipeline.apply(ctx, module)
-        text = StringIO()
-        Printer(stream=text, print_generic_format=True).print_op(
-            to_upstream_global(module) if args.emit_mlir == "global" else to_upstream_mlir(module))
+        return act(ctx, module)
     except (ParseError, DiagnosticException) as error:
         if args.debug:
             traceback.print_exc()
         print(error_diagnostic(error, source, parser.positions, module).render(), file=sys.stderr)
-        return 1
+    except _Reported as error:
+        print(error, file=sys.stderr)
     except Exception as error:  # never a traceback without --debug
         if args.debug:
             traceback.print_exc()
         print(f"error: internal error: {type(error).__name__}: {error}", file=sys.stderr)
+    return None
+
+
+def _emit_mlir(args: argparse.Namespace) -> int:
+    """`--emit-mlir[=global]`: compile (through spmdize, or infer-sbp for the global form), print the
+    program in upstream dialects (generic form) to `-o` or stdout."""
+    default = MLIR_GLOBAL_PIPELINE if args.emit_mlir == "global" else MLIR_PIPELINE
+    pipeline = _pipeline(args.pipeline if args.pipeline is not None else default)
+    if pipeline is None:
+        return 1
+    from sbpc.lowering.to_upstream_global import to_upstream_global
+    from sbpc.lowering.to_upstream_mlir import to_upstream_mlir
+
+    def translate(ctx: Context, module: ModuleOp) -> str:
+        pipeline.apply(ctx, module)
+        text = StringIO()
+        upstream = to_upstream_global(module) if args.emit_mlir == "global" else to_upstream_mlir(module)
+        Printer(stream=text, print_generic_format=True).print_op(upstream)
+        return text.getvalue() + "\n"
+
+    text = _compile(args, translate)
+    if text is None:
         return 1
     if args.output in (None, "-"):
-        sys.stdout.write(text.getvalue() + "\n")
+        sys.stdout.write(text)
         return 0
     try:
-        Path(args.output).write_text(text.getvalue() + "\n")
+        Path(args.output).write_text(text)
     except OSError as error:
         print(f"error: cannot write {args.output}: {error.strerror or error}", file=sys.stderr)
         return 1
