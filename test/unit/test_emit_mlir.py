@@ -27,6 +27,7 @@ needs_mlir = pytest.mark.skipif(MLIR_OPT is None, reason="mlir-opt-22 absent (ap
 
 # What MLIR 22's --convert-shard-to-mpi has patterns for, of what --emit-mlir uses; all_gather,
 # reduce_scatter, all_to_all and all_slice it reports as "failed to legalize" (exit status 0).
+UPSTREAM = {"builtin", "func", "arith", "math", "linalg", "tensor", "scf", "shard"}
 LOWERABLE = {"all_reduce", "process_multi_index", "process_linear_index"}
 
 
@@ -66,7 +67,10 @@ def test_every_per_rank_program_verifies_and_converts(tmp_path: Path) -> None:
             # or that does not compile; never an internal error.
             assert "internal error" not in err, f"{name}: {err}"
             continue
-        assert "sbp." not in re.sub(r'(sbp\.[a-z_]+ = )|("[^"]*")', "", mlir), f"{name}: an sbp op or type is left"
+        dialects = set(re.findall(r'"([a-z_]+)\.[a-z_]+"\(', mlir))
+        assert dialects <= UPSTREAM, f"{name}: {dialects - UPSTREAM}"
+        unquoted = re.sub(r'"[^"]*"', '""', mlir)  # sbpc's facts kept as text are fine
+        assert "!sbp." not in unquoted and "#sbp." not in unquoted, f"{name}: an sbp type or attribute is left"
         out = tmp_path / "out.mlir"
         verified = _mlir_opt(out)
         assert verified.returncode == 0, f"{name}: {verified.stderr}"
