@@ -19,14 +19,11 @@ from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
     DictionaryAttr,
     FlatSymbolRefAttr,
-    FloatAttr,
     IndexType,
     IntegerAttr,
-    IntegerType,
     ModuleOp,
     StringAttr,
     TensorType,
-    UnregisteredOp,
     i1,
     i16,
     i32,
@@ -44,74 +41,13 @@ from sbpc.dialects.errors import OpError
 from sbpc.dialects.placement import PlacementOp
 from sbpc.dialects.sbp import BroadcastAttr, GlobalTensorType, NdSbpAttr, PartialAttr, ReduceKind, SplitAttr
 from sbpc.dialects.sharding import local_slices
+from sbpc.lowering.linalg_bodies import CMPI_EQ, Body, generic_op, identity, is_float, scalar_body
 
 _INDEX = IndexType()
-_CMPI_EQ = 0
 
-_FLOAT_BINARY = {ops.AddOp: "arith.addf", ops.SubOp: "arith.subf", ops.MulOp: "arith.mulf",
-                 ops.DivOp: "arith.divf", ops.MaximumOp: "arith.maximumf", ops.MinimumOp: "arith.minimumf"}
-_INT_BINARY = {ops.AddOp: "arith.addi", ops.SubOp: "arith.subi", ops.MulOp: "arith.muli",
-               ops.DivOp: "arith.divsi", ops.MaximumOp: "arith.maxsi", ops.MinimumOp: "arith.minsi"}
 _REDUCE = {ops.ReduceSumOp: ReduceKind.SUM, ops.ReduceMaxOp: ReduceKind.MAX, ops.ReduceMinOp: ReduceKind.MIN}
 _SHARD_REDUCTION = {ReduceKind.SUM: ReductionKind.SUM, ReduceKind.MAX: ReductionKind.MAX,
                     ReduceKind.MIN: ReductionKind.MIN}
-
-
-def generic_op(name: str, operands: Sequence[SSAValue] = (), results: Sequence[Attribute] = (),
-             props: dict[str, Attribute] | None = None, regions: Sequence[Region] = ()) -> Operation:
-    return UnregisteredOp.with_name(name).create(
-        operands=list(operands), result_types=list(results), properties=props or {}, regions=list(regions)
-    )
-
-
-def _is_float(ty: Attribute) -> bool:
-    return not isinstance(ty, IntegerType)
-
-
-def _width(ty: Attribute) -> int:
-    if isinstance(ty, IntegerType):
-        return ty.width.data
-    return ty.bitwidth  # type: ignore[attr-defined]
-
-
-def _identity(kind: ReduceKind, ty: Attribute) -> Attribute:
-    """The neutral element of `kind` in `ty` (the fill of a reduction or of a partial buffer)."""
-    if isinstance(ty, IntegerType):
-        bits = ty.width.data
-        value = {ReduceKind.SUM: 0, ReduceKind.MAX: -(1 << (bits - 1)), ReduceKind.MIN: (1 << (bits - 1)) - 1}[kind]
-        return IntegerAttr(value, ty)
-    value_f = {ReduceKind.SUM: 0.0, ReduceKind.MAX: float("-inf"), ReduceKind.MIN: float("inf")}[kind]
-    return FloatAttr(value_f, ty)  # type: ignore[arg-type]
-
-
-def _const_attr(value: float | int, ty: Attribute) -> Attribute:
-    if isinstance(ty, IntegerType):
-        return IntegerAttr(int(value), ty)
-    return FloatAttr(float(value), ty)  # type: ignore[arg-type]
-
-
-class _Body:
-    """Builds a linalg region body: arith/math ops on scalars, ended by `linalg.yield`."""
-
-    def __init__(self, arg_types: Sequence[Attribute]):
-        self.block = Block(arg_types=list(arg_types))
-
-    @property
-    def args(self) -> tuple[SSAValue, ...]:
-        return tuple(self.block.args)
-
-    def op(self, name: str, operands: Sequence[SSAValue], ty: Attribute,
-           props: dict[str, Attribute] | None = None) -> SSAValue:
-        op = generic_op(name, operands, [ty], props)
-        self.block.add_op(op)
-        return op.results[0]
-
-    def const(self, attr: Attribute, ty: Attribute) -> SSAValue:
-        return self.op("arith.constant", [], ty, {"value": attr})
-
-    def region(self, value: SSAValue) -> Region:
-        self.block.add_op(generic_op("linalg.yield", [value]))
-        return Region(self.block)
 
 
 class FuncEmitter:
@@ -150,7 +86,7 @@ class FuncEmitter:
     def filled(self, ty: TensorType, fill: Attribute, dyn_source: Callable[[int], tuple[SSAValue, int]]) -> SSAValue:
         """A tensor of `ty` holding `fill` everywhere (linalg.generic with no input)."""
         empty = self.empty(ty, dyn_source)
-        body = _Body([ty.element_type])
+        body = Body([ty.element_type])
         rank = len(ty.get_shape())
         identity = AffineMap.identity(rank)
         return self.linalg([], empty, [identity], [IteratorType.PARALLEL] * rank, body.region(
@@ -159,7 +95,7 @@ class FuncEmitter:
     # -- compute ---------------------------------------------------------------------------------
 
     def elementwise(self, op: Operation, inputs: Sequence[SSAValue],
-                    scalar: Callable[[_Body, Sequence[SSAValue]], SSAValue]) -> SSAValue:
+                    scalar: Callable[[Body, Sequence[SSAValue]], SSAValue]) -> SSAValue:
         """numpy-broadcasting elementwise op: one parallel loop per result dim."""
         out = builtin_tensor(op, op.results[0].type)
         shape = out.get_shape()
@@ -180,7 +116,7 @@ class FuncEmitter:
                         sources.setdefault(k, (value, j))
             maps.append(AffineMap(rank, 0, tuple(exprs)))
         init = self.empty(out, lambda k: _source(op, sources, k))
-        body = _Body([builtin_tensor(op, v.type).element_type for v in inputs] + [out.element_type])
+        body = Body([builtin_tensor(op, v.type).element_type for v in inputs] + [out.element_type])
         result = scalar(body, body.args[: len(inputs)])
         maps.append(AffineMap.identity(rank))
         return self.linalg(inputs, init, maps, [IteratorType.PARALLEL] * rank, body.region(result))
@@ -211,10 +147,10 @@ class FuncEmitter:
         map_a = operand_map(a, op.transpose_a is not None, rank - 2, k_dim)
         map_b = operand_map(b, op.transpose_b is not None, k_dim, rank - 1)
         elt = out.element_type
-        init = self.filled(out, _identity(ReduceKind.SUM, elt), lambda k: _source(op, sources, k))
-        body = _Body([builtin_tensor(op, a.type).element_type, builtin_tensor(op, b.type).element_type, elt])
+        init = self.filled(out, identity(ReduceKind.SUM, elt), lambda k: _source(op, sources, k))
+        body = Body([builtin_tensor(op, a.type).element_type, builtin_tensor(op, b.type).element_type, elt])
         x, y, acc = body.args
-        mul, add = ("arith.mulf", "arith.addf") if _is_float(elt) else ("arith.muli", "arith.addi")
+        mul, add = ("arith.mulf", "arith.addf") if is_float(elt) else ("arith.muli", "arith.addi")
         total = body.op(add, [acc, body.op(mul, [x, y], elt)], elt)
         out_map = AffineMap(rank + 1, 0, tuple(AffineDimExpr(i) for i in range(rank)))
         iterators = [IteratorType.PARALLEL] * rank + [IteratorType.REDUCTION]
@@ -239,11 +175,11 @@ class FuncEmitter:
                 out_dim += 1
         loops = rank + len(axes)
         elt = out.element_type
-        init = self.filled(out, _identity(kind, elt), lambda k: _source(op, sources, k))
-        body = _Body([elt, elt])
+        init = self.filled(out, identity(kind, elt), lambda k: _source(op, sources, k))
+        body = Body([elt, elt])
         v, acc = body.args
         name = {ReduceKind.SUM: "arith.addf", ReduceKind.MAX: "arith.maximumf", ReduceKind.MIN: "arith.minimumf"}
-        if not _is_float(elt):
+        if not is_float(elt):
             name = {ReduceKind.SUM: "arith.addi", ReduceKind.MAX: "arith.maxsi", ReduceKind.MIN: "arith.minsi"}
         result = body.op(name[kind], [acc, v], elt)
         out_map = AffineMap(loops, 0, tuple(AffineDimExpr(i) for i in range(rank)))
@@ -256,7 +192,7 @@ class FuncEmitter:
         rank = len(perm)
         inverse = [perm.index(i) for i in range(rank)]
         init = self.empty(out, lambda k: (x, perm[k]))
-        body = _Body([out.element_type, out.element_type])
+        body = Body([out.element_type, out.element_type])
         in_map = AffineMap(rank, 0, tuple(AffineDimExpr(inverse[i]) for i in range(rank)))
         return self.linalg([x], init, [in_map, AffineMap.identity(rank)], [IteratorType.PARALLEL] * rank,
                            body.region(body.args[0]))
@@ -359,10 +295,10 @@ class FuncEmitter:
         keep: SSAValue | None = None
         for index in where.results:
             eq = self.add(generic_op("arith.cmpi", [index, zero], [i1],
-                                   {"predicate": IntegerAttr(_CMPI_EQ, i64)})).results[0]
+                                   {"predicate": IntegerAttr(CMPI_EQ, i64)})).results[0]
             keep = eq if keep is None else self.add(generic_op("arith.andi", [keep, eq], [i1])).results[0]
         assert keep is not None
-        zeros = self.filled(out, _identity(ReduceKind.SUM, out.element_type), lambda k: (x, k))
+        zeros = self.filled(out, identity(ReduceKind.SUM, out.element_type), lambda k: (x, k))
         then_block, else_block = Block(), Block()
         then_block.add_op(generic_op("scf.yield", [x]))
         else_block.add_op(generic_op("scf.yield", [zeros]))
@@ -385,7 +321,7 @@ class FuncEmitter:
             have = local_slices(shape, src, hierarchy, coord)
             want = local_slices(shape, dst, hierarchy, coord)
             rows.append([h[0] - w[0] for h, w in zip(have, want, strict=True)])
-        buffer = self.filled(out, _identity(kind, out.element_type), lambda k: _source(op, {}, k))
+        buffer = self.filled(out, identity(kind, out.element_type), lambda k: _source(op, {}, k))
         rank = self.add(generic_op("shard.process_linear_index", [], [_INDEX], {"grid": grid})).results[0]
         offsets: list[SSAValue] = []
         for d in range(len(shape)):
@@ -435,78 +371,10 @@ class FuncEmitter:
             return self.transpose(op, args[0])
         if isinstance(op, ops.ReshapeOp):
             return self.reshape(op, args[0])
-        scalar = _scalar_fn(op)
+        scalar = scalar_body(op, builtin_tensor(op, op.results[0].type).element_type)
         if scalar is None:
             raise OpError(op, f"{op.name} has no upstream MLIR form in --emit-mlir")
         return self.elementwise(op, args, scalar)
-
-
-def _scalar_fn(op: Operation) -> Callable[[_Body, Sequence[SSAValue]], SSAValue] | None:
-    """The scalar body of an elementwise op, or None if `op` is not elementwise."""
-    out_elt = builtin_tensor(op, op.results[0].type).element_type
-    is_float = _is_float(out_elt)
-    kind = type(op)
-    if kind in _FLOAT_BINARY:
-        name = (_FLOAT_BINARY if is_float else _INT_BINARY)[kind]
-        return lambda b, a: b.op(name, a, out_elt)
-    if isinstance(op, ops.FmodOp):
-        return lambda b, a: _fmod(b, a[0], a[1], out_elt)
-    if isinstance(op, ops.FmodScalarOp):
-        other = op.other
-        # A float `other` keeps its own type (f32): f16/bf16 fmod is computed in f32 (SPEC §2.4).
-        other_ty = other.type if is_float and isinstance(other, FloatAttr) else out_elt
-        return lambda b, a: _fmod(b, a[0], b.const(_const_attr(other.value.data, other_ty), other_ty), out_elt)
-    if isinstance(op, ops.AddScalarOp | ops.MulScalarOp):
-        name = ("arith.addf" if is_float else "arith.addi") if isinstance(op, ops.AddScalarOp) else (
-            "arith.mulf" if is_float else "arith.muli")
-        value = op.scalar.value.data
-        return lambda b, a: b.op(name, [a[0], b.const(_const_attr(value, out_elt), out_elt)], out_elt)
-    if isinstance(op, ops.ReluOp):
-        name = "arith.maximumf" if is_float else "arith.maxsi"
-        return lambda b, a: b.op(name, [a[0], b.const(_const_attr(0, out_elt), out_elt)], out_elt)
-    if isinstance(op, ops.NegOp):
-        if is_float:
-            return lambda b, a: b.op("arith.negf", a, out_elt)
-        return lambda b, a: b.op("arith.subi", [b.const(_const_attr(0, out_elt), out_elt), a[0]], out_elt)
-    if isinstance(op, ops.ExpOp):
-        if not is_float:
-            raise OpError(op, f"{op.name} on {out_elt} has no math.exp form")
-        return lambda b, a: b.op("math.exp", a, out_elt)
-    if isinstance(op, ops.CastOp):
-        return lambda b, a: _cast(b, a[0], out_elt)
-    return None
-
-
-def _fmod(body: _Body, x: SSAValue, y: SSAValue, ty: Attribute) -> SSAValue:
-    """C fmod: arith.remf (in f32 for f16/bf16, as SPEC §2.4 says); integer `x fmod 0` = 0."""
-    if not isinstance(ty, IntegerType):
-        if _width(ty) >= 32:
-            return body.op("arith.remf", [x, y], ty)
-        f32 = FloatAttr(0.0, 32).type
-        wide_y = y if y.type == f32 else body.op("arith.extf", [y], f32)
-        wide = body.op("arith.remf", [body.op("arith.extf", [x], f32), wide_y], f32)
-        return body.op("arith.truncf", [wide], ty)
-    zero = body.const(IntegerAttr(0, ty), ty)
-    is_zero = body.op("arith.cmpi", [y, zero], i1, {"predicate": IntegerAttr(_CMPI_EQ, i64)})
-    one = body.const(IntegerAttr(1, ty), ty)
-    safe = body.op("arith.select", [is_zero, one, y], ty)  # remsi by 0 is undefined behaviour
-    return body.op("arith.select", [is_zero, zero, body.op("arith.remsi", [x, safe], ty)], ty)
-
-
-def _cast(body: _Body, x: SSAValue, to: Attribute) -> SSAValue:
-    src = x.type
-    if src == to:
-        return x
-    if _is_float(src) and _is_float(to):
-        if _width(src) == _width(to):  # f16 <-> bf16: through f32
-            f32 = FloatAttr(0.0, 32).type
-            return body.op("arith.truncf", [body.op("arith.extf", [x], f32)], to)
-        return body.op("arith.extf" if _width(to) > _width(src) else "arith.truncf", [x], to)
-    if _is_float(to):
-        return body.op("arith.sitofp", [x], to)
-    if _is_float(src):
-        return body.op("arith.fptosi", [x], to)
-    return body.op("arith.extsi" if _width(to) > _width(src) else "arith.trunci", [x], to)
 
 
 def builtin_tensor(op: Operation, ty: Attribute) -> TensorType:
