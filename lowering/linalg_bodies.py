@@ -9,9 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from xdsl.dialects.builtin import FloatAttr, IntegerAttr, IntegerType, UnregisteredOp, i1, i64
+import ml_dtypes  # noqa: F401  (registers bfloat16 with numpy)
+import numpy as np
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, IntegerType, UnregisteredOp, f32, i1, i64
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
+from sbpc.dialects import dtypes
 from sbpc.dialects import sbp_ops as ops
 from sbpc.dialects.errors import OpError
 from sbpc.dialects.sbp import ReduceKind
@@ -53,9 +56,15 @@ def identity(kind: ReduceKind, ty: Attribute) -> Attribute:
 
 
 def _const_attr(value: float | int, ty: Attribute) -> Attribute:
+    """`value` first cast to the tensor's element type, as the runtime does (0.1 on f16 is
+    0.0999755859375; 1e6 on f16 is inf; integers wrap)."""
+    element = dtypes.of_xdsl(ty)
+    assert element is not None and element.numpy_name is not None
+    cast = np.array(value).astype(np.dtype(element.numpy_name)).item() if element.is_float else \
+        np.array(int(value)).astype(np.dtype(element.numpy_name)).item()
     if isinstance(ty, IntegerType):
-        return IntegerAttr(int(value), ty)
-    return FloatAttr(float(value), ty)  # type: ignore[arg-type]
+        return IntegerAttr(int(cast), ty)
+    return FloatAttr(float(cast), ty)  # type: ignore[arg-type]
 
 
 class Body:
@@ -87,16 +96,16 @@ def scalar_body(op: Operation, out_elt: Attribute) -> Callable[[Body, Sequence[S
     not elementwise."""
     floating = is_float(out_elt)
     kind = type(op)
+    if isinstance(op, ops.DivOp) and not floating:
+        return lambda b, a: _guarded(b, "arith.divsi", a[0], a[1], out_elt)
     if kind in _FLOAT_BINARY:
         name = (_FLOAT_BINARY if floating else _INT_BINARY)[kind]
         return lambda b, a: b.op(name, a, out_elt)
     if isinstance(op, ops.FmodOp):
         return lambda b, a: _fmod(b, a[0], a[1], out_elt)
     if isinstance(op, ops.FmodScalarOp):
-        other = op.other
-        # A float `other` keeps its own type (f32): f16/bf16 fmod is computed in f32 (SPEC §2.4).
-        other_ty = other.type if floating and isinstance(other, FloatAttr) else out_elt
-        return lambda b, a: _fmod(b, a[0], b.const(_const_attr(other.value.data, other_ty), other_ty), out_elt)
+        other = op.other.value.data
+        return lambda b, a: _fmod(b, a[0], b.const(_const_attr(other, out_elt), out_elt), out_elt)
     if isinstance(op, ops.AddScalarOp | ops.MulScalarOp):
         name = ("arith.addf" if floating else "arith.addi") if isinstance(op, ops.AddScalarOp) else (
             "arith.mulf" if floating else "arith.muli")
@@ -112,26 +121,33 @@ def scalar_body(op: Operation, out_elt: Attribute) -> Callable[[Body, Sequence[S
     if isinstance(op, ops.ExpOp):
         if not floating:
             raise OpError(op, f"{op.name} on {out_elt} has no math.exp form")
-        return lambda b, a: b.op("math.exp", a, out_elt)
+        return lambda b, a: in_f32(b, "math.exp", a, out_elt)
     if isinstance(op, ops.CastOp):
         return lambda b, a: _cast(b, a[0], out_elt)
     return None
 
 
-def _fmod(body: Body, x: SSAValue, y: SSAValue, ty: Attribute) -> SSAValue:
-    """C fmod: arith.remf (in f32 for f16/bf16, as SPEC §2.4 says); integer `x fmod 0` = 0."""
-    if not isinstance(ty, IntegerType):
-        if _width(ty) >= 32:
-            return body.op("arith.remf", [x, y], ty)
-        f32 = FloatAttr(0.0, 32).type
-        wide_y = y if y.type == f32 else body.op("arith.extf", [y], f32)
-        wide = body.op("arith.remf", [body.op("arith.extf", [x], f32), wide_y], f32)
-        return body.op("arith.truncf", [wide], ty)
+def in_f32(body: Body, name: str, args: Sequence[SSAValue], ty: Attribute) -> SSAValue:
+    """`name` on f16/bf16 computed in f32 and rounded back (the runtime's convention); f32 as is."""
+    if _width(ty) >= 32:
+        return body.op(name, args, ty)
+    wide = [a if a.type == f32 else body.op("arith.extf", [a], f32) for a in args]
+    return body.op("arith.truncf", [body.op(name, wide, f32)], ty)
+
+
+def _guarded(body: Body, name: str, x: SSAValue, y: SSAValue, ty: Attribute) -> SSAValue:
+    """Integer `name` (divsi, remsi) with a divisor of 0 giving 0, not undefined behaviour."""
     zero = body.const(IntegerAttr(0, ty), ty)
     is_zero = body.op("arith.cmpi", [y, zero], i1, {"predicate": IntegerAttr(CMPI_EQ, i64)})
-    one = body.const(IntegerAttr(1, ty), ty)
-    safe = body.op("arith.select", [is_zero, one, y], ty)  # remsi by 0 is undefined behaviour
-    return body.op("arith.select", [is_zero, zero, body.op("arith.remsi", [x, safe], ty)], ty)
+    safe = body.op("arith.select", [is_zero, body.const(IntegerAttr(1, ty), ty), y], ty)
+    return body.op("arith.select", [is_zero, zero, body.op(name, [x, safe], ty)], ty)
+
+
+def _fmod(body: Body, x: SSAValue, y: SSAValue, ty: Attribute) -> SSAValue:
+    """C fmod: arith.remf (in f32 for f16/bf16, as SPEC §2.4 says); integer `x fmod 0` = 0."""
+    if isinstance(ty, IntegerType):
+        return _guarded(body, "arith.remsi", x, y, ty)
+    return in_f32(body, "arith.remf", [x, y], ty)
 
 
 def _cast(body: Body, x: SSAValue, to: Attribute) -> SSAValue:
@@ -140,8 +156,7 @@ def _cast(body: Body, x: SSAValue, to: Attribute) -> SSAValue:
         return x
     if is_float(src) and is_float(to):
         if _width(src) == _width(to):  # f16 <-> bf16: through f32
-            f32 = FloatAttr(0.0, 32).type
-            return body.op("arith.truncf", [body.op("arith.extf", [x], f32)], to)
+                    return body.op("arith.truncf", [body.op("arith.extf", [x], f32)], to)
         return body.op("arith.extf" if _width(to) > _width(src) else "arith.truncf", [x], to)
     if is_float(to):
         return body.op("arith.sitofp", [x], to)

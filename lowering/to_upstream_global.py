@@ -65,6 +65,10 @@ def _offsets(shape: Sequence[int], axes: list[list[int]], hierarchy: Sequence[in
 class GlobalEmitter(FuncEmitter):
     """Per op: operands annotated for users with the signature's input SBPs, results with its outputs."""
 
+    # sbpc's partials hold the op's element type (an f16 [S(0), P] matmul result is all-reduced in
+    # f16); accumulating in it here makes MLIR's partition reduce the same values, not an f32 buffer.
+    WIDE_ACCUMULATOR = False
+
     def annotate(self, value: SSAValue, ty: GlobalTensorType, sbp: NdSbpAttr, for_users: bool) -> SSAValue:
         shape = ty.get_shape()
         axes = split_axes(sbp, len(shape))

@@ -24,6 +24,7 @@ from xdsl.dialects.builtin import (
     ModuleOp,
     StringAttr,
     TensorType,
+    f32,
     i1,
     i16,
     i32,
@@ -52,6 +53,9 @@ _SHARD_REDUCTION = {ReduceKind.SUM: ReductionKind.SUM, ReduceKind.MAX: Reduction
 
 class FuncEmitter:
     """Translates one per-rank `func.func` body op by op, appending to `block`."""
+
+    WIDE_ACCUMULATOR = True
+    """matmul / reduce_sum of f16/bf16 accumulate in f32 and round back (ops_numpy's convention)."""
 
     def __init__(self, block: Block, grids: dict[str, PlacementOp]):
         self.block = block
@@ -146,15 +150,33 @@ class FuncEmitter:
 
         map_a = operand_map(a, op.transpose_a is not None, rank - 2, k_dim)
         map_b = operand_map(b, op.transpose_b is not None, k_dim, rank - 1)
-        elt = out.element_type
-        init = self.filled(out, identity(ReduceKind.SUM, elt), lambda k: _source(op, sources, k))
+        acc_ty = self.accumulator(out)
+        elt = acc_ty.element_type
+        init = self.filled(acc_ty, identity(ReduceKind.SUM, elt), lambda k: _source(op, sources, k))
         body = Body([builtin_tensor(op, a.type).element_type, builtin_tensor(op, b.type).element_type, elt])
-        x, y, acc = body.args
+        x, y, acc = (v if v.type == elt else body.op("arith.extf", [v], elt) for v in body.args)
         mul, add = ("arith.mulf", "arith.addf") if is_float(elt) else ("arith.muli", "arith.addi")
         total = body.op(add, [acc, body.op(mul, [x, y], elt)], elt)
         out_map = AffineMap(rank + 1, 0, tuple(AffineDimExpr(i) for i in range(rank)))
         iterators = [IteratorType.PARALLEL] * rank + [IteratorType.REDUCTION]
-        return self.linalg([a, b], init, [map_a, map_b, out_map], iterators, body.region(total))
+        return self.narrowed(self.linalg([a, b], init, [map_a, map_b, out_map], iterators, body.region(total)), out)
+
+    def accumulator(self, ty: TensorType) -> TensorType:
+        """The type matmul and reduce_sum accumulate in (f32 for f16/bf16 if WIDE_ACCUMULATOR)."""
+        elt = ty.element_type
+        if self.WIDE_ACCUMULATOR and is_float(elt) and elt.bitwidth < 32:  # type: ignore[attr-defined]
+            return TensorType(f32, ty.get_shape())
+        return ty
+
+    def narrowed(self, wide: SSAValue, out: TensorType) -> SSAValue:
+        """`wide` (an f32 accumulator) rounded to `out`'s element type; `wide` itself if it is `out`."""
+        if wide.type == out:
+            return wide
+        rank = len(out.get_shape())
+        body = Body([self.accumulator(out).element_type, out.element_type])
+        result = body.op("arith.truncf", [body.args[0]], out.element_type)
+        return self.linalg([wide], self.empty(out, lambda k: (wide, k)), [AffineMap.identity(rank)] * 2,
+                           [IteratorType.PARALLEL] * rank, body.region(result))
 
     def reduce(self, op: ops.ReduceOp, x: SSAValue, kind: ReduceKind) -> SSAValue:
         out = builtin_tensor(op, op.results[0].type)
@@ -174,17 +196,21 @@ class FuncEmitter:
                 sources[out_dim] = (x, i)
                 out_dim += 1
         loops = rank + len(axes)
-        elt = out.element_type
-        init = self.filled(out, identity(kind, elt), lambda k: _source(op, sources, k))
-        body = Body([elt, elt])
+        acc_ty = self.accumulator(out) if kind == ReduceKind.SUM else out
+        elt = acc_ty.element_type
+        init = self.filled(acc_ty, identity(kind, elt), lambda k: _source(op, sources, k))
+        body = Body([out.element_type, elt])
         v, acc = body.args
+        if v.type != elt:
+            v = body.op("arith.extf", [v], elt)
         name = {ReduceKind.SUM: "arith.addf", ReduceKind.MAX: "arith.maximumf", ReduceKind.MIN: "arith.minimumf"}
         if not is_float(elt):
             name = {ReduceKind.SUM: "arith.addi", ReduceKind.MAX: "arith.maxsi", ReduceKind.MIN: "arith.minsi"}
         result = body.op(name[kind], [acc, v], elt)
         out_map = AffineMap(loops, 0, tuple(AffineDimExpr(i) for i in range(rank)))
         iterators = [IteratorType.PARALLEL] * rank + [IteratorType.REDUCTION] * len(axes)
-        return self.linalg([x], init, [AffineMap(loops, 0, tuple(exprs)), out_map], iterators, body.region(result))
+        return self.narrowed(
+            self.linalg([x], init, [AffineMap(loops, 0, tuple(exprs)), out_map], iterators, body.region(result)), out)
 
     def transpose(self, op: ops.TransposeOp, x: SSAValue) -> SSAValue:
         out = builtin_tensor(op, op.results[0].type)
