@@ -177,3 +177,26 @@ def test_global_mlp_partitions_to_megatron(tmp_path: Path) -> None:
     collectives = re.findall(r"(shard\.(?:all_\w+|reduce_scatter)) .*? grid_axes = (\[[\d, ]*\]).*?: (\S+) ->",
                              run.stdout)
     assert collectives == [("shard.all_reduce", "[1]", "tensor<32x1024xf16>")], run.stdout
+
+
+NUMERICS = """sbp.placement @p "cpu" [0, 1]
+func.func @main(%a: !sbp.tensor<4x8xf16, @p, [S(0)]>, %b: !sbp.tensor<8x2xf16, @p, [B]>,
+                %i: !sbp.tensor<4xi32, @p, [B]>, %j: !sbp.tensor<4xi32, @p, [B]>) -> (!sbp.tensor<4x2xf16, @p>, !sbp.tensor<4xi32, @p>, !sbp.tensor<4x8xf16, @p>) {
+  %0 = sbp.matmul %a, %b : !sbp.tensor<4x8xf16, @p, [S(0)]>, !sbp.tensor<8x2xf16, @p, [B]> -> !sbp.tensor<4x2xf16, @p>
+  %1 = sbp.div %i, %j : !sbp.tensor<4xi32, @p, [B]>, !sbp.tensor<4xi32, @p, [B]> -> !sbp.tensor<4xi32, @p>
+  %2 = sbp.fmod_scalar %a, 0.1 : f32 : !sbp.tensor<4x8xf16, @p, [S(0)]> -> !sbp.tensor<4x8xf16, @p>
+  func.return %0, %1, %2 : !sbp.tensor<4x2xf16, @p>, !sbp.tensor<4xi32, @p>, !sbp.tensor<4x8xf16, @p>
+}
+"""
+
+
+def test_runtime_numerics(tmp_path: Path) -> None:
+    """The per-rank form computes what ops_numpy computes: f16 matmul accumulated in f32 and rounded
+    once, integer division by 0 giving 0, the fmod scalar first rounded to f16 then applied in f32."""
+    rc, mlir, err = _emit(NUMERICS, tmp_path)
+    assert rc == 0, err
+    assert re.search(r'"arith\.mulf"\(%\d+, %\d+\) : \(f32, f32\) -> f32', mlir)
+    assert re.search(r'"arith\.truncf"\(%\d+\) : \(f32\) -> f16', mlir)
+    assert re.search(r'"arith\.select"\(%\d+, %\d+, %\d+\) : \(i1, i32, i32\) -> i32', mlir)
+    assert '"arith.constant"() <{value = 9.997560e-02 : f16}>' in mlir, mlir
+    assert re.search(r'"arith\.remf"\(%\d+, %\d+\) : \(f32, f32\) -> f32', mlir)
