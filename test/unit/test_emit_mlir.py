@@ -181,7 +181,8 @@ def test_global_mlp_partitions_to_megatron(tmp_path: Path) -> None:
 
 NUMERICS = """sbp.placement @p "cpu" [0, 1]
 func.func @main(%a: !sbp.tensor<4x8xf16, @p, [S(0)]>, %b: !sbp.tensor<8x2xf16, @p, [B]>,
-                %i: !sbp.tensor<4xi32, @p, [B]>, %j: !sbp.tensor<4xi32, @p, [B]>) -> (!sbp.tensor<4x2xf16, @p>, !sbp.tensor<4xi32, @p>, !sbp.tensor<4x8xf16, @p>) {
+                %i: !sbp.tensor<4xi32, @p, [B]>, %j: !sbp.tensor<4xi32, @p, [B]>)
+    -> (!sbp.tensor<4x2xf16, @p>, !sbp.tensor<4xi32, @p>, !sbp.tensor<4x8xf16, @p>) {
   %0 = sbp.matmul %a, %b : !sbp.tensor<4x8xf16, @p, [S(0)]>, !sbp.tensor<8x2xf16, @p, [B]> -> !sbp.tensor<4x2xf16, @p>
   %1 = sbp.div %i, %j : !sbp.tensor<4xi32, @p, [B]>, !sbp.tensor<4xi32, @p, [B]> -> !sbp.tensor<4xi32, @p>
   %2 = sbp.fmod_scalar %a, 0.1 : f32 : !sbp.tensor<4x8xf16, @p, [S(0)]> -> !sbp.tensor<4x8xf16, @p>
