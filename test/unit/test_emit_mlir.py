@@ -201,3 +201,26 @@ def test_runtime_numerics(tmp_path: Path) -> None:
     assert re.search(r'"arith\.select"\(%\d+, %\d+, %\d+\) : \(i1, i32, i32\) -> i32', mlir)
     assert '"arith.constant"() <{value = 9.997560e-02 : f16}>' in mlir, mlir
     assert re.search(r'"arith\.remf"\(%\d+, %\d+\) : \(f32, f32\) -> f32', mlir)
+
+
+@pytest.mark.parametrize(("sbp", "rank", "expected"), [
+    ("[S(0), S(0)]", 2, [[0, 1]]),  # sbp is mesh-axis-major, shard major-first
+    ("[S(1), S(0)]", 2, [[1], [0]]),
+    ("[B, S(1)]", 2, [[], [1]]),
+    ("[S(1), B]", 3, [[], [0]]),  # trailing unsplit dims dropped
+    ("[B, B]", 2, [[]]),
+    ("[S(0), P]", 2, [[0]]),  # a partial: the value after its pending all-reduce
+])
+def test_split_axes_mapping(sbp: str, rank: int, expected: list[list[int]]) -> None:
+    from xdsl.context import Context
+    from xdsl.parser import Parser
+
+    from sbpc.dialects.sbp import NdSbpAttr
+    from sbpc.lowering.to_upstream_global import split_axes
+    from sbpc.tools.sbp_opt import register_dialects
+
+    ctx = Context()
+    register_dialects(ctx)
+    attr = Parser(ctx, f"#sbp.nd<{sbp}>").parse_attribute()
+    assert isinstance(attr, NdSbpAttr)
+    assert split_axes(attr, rank) == expected
