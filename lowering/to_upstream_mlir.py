@@ -5,6 +5,8 @@ collectives carrying `placement`/`src_sbp`/`dst_sbp`. The result uses `shard.gri
 `linalg.generic` bodies of `arith`/`math` for compute, `tensor` for shapes, and `shard.*` collectives
 (reference/wave2.md §2 has the formats and the sbp -> shard mapping). Every op is built as a generic
 op and printed in generic form, so no sbp dialect (and no custom syntax xDSL lacks) reaches mlir-opt.
+Uneven shards are dynamic dims; where shard's verifier wants a divisible static size, the collective
+runs on the dynamic type between two `tensor.cast`s. The numerics are ops_numpy's (linalg_bodies).
 """
 
 from __future__ import annotations
@@ -47,6 +49,15 @@ from sbpc.lowering.linalg_bodies import CMPI_EQ, Body, generic_op, identity, is_
 _INDEX = IndexType()
 
 _REDUCE = {ops.ReduceSumOp: ReduceKind.SUM, ops.ReduceMaxOp: ReduceKind.MAX, ops.ReduceMinOp: ReduceKind.MIN}
+# collective KIND (dialects.collectives) -> shard op, its tensor-axis properties with the side (src/dst
+# SBP) whose split gives them (wave2.md §2's mapping), and whether it carries a reduction kind
+_SHARD_OPS: dict[str, tuple[str, tuple[tuple[str, str], ...], bool]] = {
+    "all_gather": ("shard.all_gather", (("gather_axis", "src"),), False),
+    "all_reduce": ("shard.all_reduce", (), True),
+    "reduce_scatter": ("shard.reduce_scatter", (("scatter_axis", "dst"),), True),
+    "all_to_all": ("shard.all_to_all", (("split_axis", "dst"), ("concat_axis", "src")), False),
+    "all_slice": ("shard.all_slice", (("slice_axis", "dst"),), False),
+}
 _SHARD_REDUCTION = {ReduceKind.SUM: ReductionKind.SUM, ReduceKind.MAX: ReductionKind.MAX,
                     ReduceKind.MIN: ReductionKind.MIN}
 
@@ -260,27 +271,16 @@ class FuncEmitter:
         group = 1
         for a in axes:
             group *= self.grids[op.placement.root_reference.data][a]  # type: ignore[union-attr]
-        if isinstance(op, coll.AllGatherOp):
-            props["gather_axis"] = IntegerAttr(_split_dim(op, src, axes), _INDEX)
-            name = "shard.all_gather"
-        elif isinstance(op, coll.AllReduceOp):
-            props["reduction"] = ReductionKindAttr(_SHARD_REDUCTION[_partial_kind(op, src, axes)])
-            name = "shard.all_reduce"
-        elif isinstance(op, coll.ReduceScatterOp):
-            props["reduction"] = ReductionKindAttr(_SHARD_REDUCTION[_partial_kind(op, src, axes)])
-            props["scatter_axis"] = IntegerAttr(_split_dim(op, dst, axes), _INDEX)
-            name = "shard.reduce_scatter"
-        elif isinstance(op, coll.AllToAllOp):
-            props["split_axis"] = IntegerAttr(_split_dim(op, dst, axes), _INDEX)
-            props["concat_axis"] = IntegerAttr(_split_dim(op, src, axes), _INDEX)
-            name = "shard.all_to_all"
-        elif isinstance(op, coll.AllSliceOp):
-            props["slice_axis"] = IntegerAttr(_split_dim(op, dst, axes), _INDEX)
-            name = "shard.all_slice"
-        else:
+        if op.KIND not in _SHARD_OPS:
             return self.to_partial(op, x, src, dst, axes)
-        moved = [int(props[k].value.data) for k in ("gather_axis", "scatter_axis", "split_axis", "concat_axis",  # type: ignore[attr-defined]
-                                                    "slice_axis") if k in props]
+        name, axis_props, reduces = _SHARD_OPS[op.KIND]
+        sides = {"src": src, "dst": dst}
+        moved: list[int] = []
+        for prop, side in axis_props:
+            moved.append(_split_dim(op, sides[side], axes))
+            props[prop] = IntegerAttr(moved[-1], _INDEX)
+        if reduces:
+            props["reduction"] = ReductionKindAttr(_SHARD_REDUCTION[_partial_kind(op, src, axes)])
         return self.shard_collective(name, x, builtin_tensor(op, out), props, moved, group)
 
     def shard_collective(self, name: str, x: SSAValue, out: TensorType, props: dict[str, Attribute],
@@ -307,7 +307,7 @@ class FuncEmitter:
     def to_partial(self, op: coll.CollectiveOp, x: SSAValue, src: NdSbpAttr, dst: NdSbpAttr,
                    axes: list[int]) -> SSAValue:
         """B -> P(sum) as MLIR's partition does it: keep on multi-index 0 of `axes`, zero elsewhere;
-        B -> P(max/min) is the identity. S(i) -> P(k) has no shard form here: a located error."""
+        B -> P(max/min) is the identity; S(i) -> P(k) is `split_to_partial`."""
         kind = _partial_kind(op, dst, axes)
         out = builtin_tensor(op, op.results[0].type)
         grid = FlatSymbolRefAttr(op.placement.root_reference.data)  # type: ignore[union-attr]
