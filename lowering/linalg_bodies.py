@@ -60,8 +60,8 @@ def _const_attr(value: float | int, ty: Attribute) -> Attribute:
     0.0999755859375; 1e6 on f16 is inf; integers wrap)."""
     element = dtypes.of_xdsl(ty)
     assert element is not None and element.numpy_name is not None
-    cast = np.array(value).astype(np.dtype(element.numpy_name)).item() if element.is_float else \
-        np.array(int(value)).astype(np.dtype(element.numpy_name)).item()
+    with np.errstate(over="ignore"):  # overflowing to inf is the runtime's cast too
+        cast = np.array(value if element.is_float else int(value)).astype(np.dtype(element.numpy_name)).item()
     if isinstance(ty, IntegerType):
         return IntegerAttr(int(cast), ty)
     return FloatAttr(float(cast), ty)  # type: ignore[arg-type]
