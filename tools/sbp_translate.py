@@ -1,4 +1,7 @@
-"""`sbp-translate FILE --emit-ascendc -o DIR`: write the Ascend C projects of a program's fmod ops.
+"""`sbp-translate FILE --emit-ascendc -o DIR | --emit-mlir [-o OUT]`: Ascend C projects or upstream MLIR.
+
+`--emit-mlir` prints the per-rank program (default pipeline through spmdize) in upstream dialects
+only (SPEC §4.2), in generic form, to `-o OUT` or stdout.
 
 The program is compiled with `--pipeline` (default: infer-sbp, materialize-boxing, lower-boxing,
 spmdize, lower-to-ascendc) unless it already holds `ascendc.launch` ops, then every kernel is
@@ -10,24 +13,37 @@ from __future__ import annotations
 import argparse
 import sys
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from io import StringIO
 from pathlib import Path
+from typing import TypeVar
 
 from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import PassPipeline
+from xdsl.printer import Printer
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 
 from sbpc.tools.diagnostics import DecodeError, LocatedParser, decode_source, error_diagnostic
 from sbpc.tools.pipeline import UsageError, checking_callback, parse_pipeline_spec, verify_program
 from sbpc.tools.sbp_opt import register_dialects
 
+MLIR_PIPELINE = "infer-sbp,materialize-boxing,lower-boxing,spmdize"
+MLIR_GLOBAL_PIPELINE = "infer-sbp"
+T = TypeVar("T")
 DEFAULT_PIPELINE = "infer-sbp,materialize-boxing,lower-boxing,spmdize,lower-to-ascendc{{soc={soc}}}"
 
 
 def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="sbp-translate", description=__doc__.splitlines()[0])
     parser.add_argument("input_file", help="program (.mlir)")
-    parser.add_argument("--emit-ascendc", action="store_true", required=True, help="write the Ascend C projects")
-    parser.add_argument("-o", "--output", required=True, help="output directory")
+    target = parser.add_mutually_exclusive_group(required=True)
+    target.add_argument("--emit-ascendc", action="store_true", help="write the Ascend C projects")
+    target.add_argument("--emit-mlir", nargs="?", const="per-rank", choices=["per-rank", "global"],
+                        help="print the per-rank program (or, =global, the global program with shard "
+                        "annotations) in upstream MLIR dialects (SPEC §4.2)")
+    parser.add_argument("-o", "--output", default=None,
+                        help="output directory (--emit-ascendc) or file (--emit-mlir; default and '-': stdout)")
     parser.add_argument("--pipeline", default=None, help="passes to run first (default: the full pipeline)")
     parser.add_argument("--soc", default="ascend910b", help="target SoC (ascend910b, ascend910b3, ascend910_93, ...)")
     parser.add_argument("--debug", action="store_true", help="show Python tracebacks on errors")
@@ -36,55 +52,113 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _arguments(argv)
+    if args.emit_mlir is not None:
+        return _emit_mlir(args)
+    if args.output is None:
+        print("error: --emit-ascendc needs -o DIR", file=sys.stderr)
+        return 1
     spec = args.pipeline if args.pipeline is not None else DEFAULT_PIPELINE.format(soc=args.soc)
-    try:
-        pipeline = parse_pipeline_spec([spec], checking_callback(True))  # before reading the input
-    except UsageError as error:
-        print(f"error: {error}", file=sys.stderr)
+    pipeline = _pipeline(spec)  # before reading the input
+    if pipeline is None:
         return 1
     output = Path(args.output)
     if output.exists() and not output.is_dir():
         print(f"error: -o {args.output}: exists and is not a directory (the kernel projects are written "
               "into a directory)", file=sys.stderr)
         return 1
-    try:
-        source = decode_source(Path(args.input_file).read_bytes(), args.input_file)
-    except OSError as error:
-        print(f"error: cannot read {args.input_file}: {error}", file=sys.stderr)
-        return 1
-    except DecodeError as error:
-        print(error.diagnostic.render(), file=sys.stderr)
-        return 1
-    ctx = Context()
-    register_dialects(ctx)
-    parser = LocatedParser(ctx, source)
-    module = None
-    try:
-        from sbpc.dialects.ascendc import LaunchOp
-        from sbpc.lowering.ascendc_printer import emit_project
+    from sbpc.dialects.ascendc import LaunchOp
+    from sbpc.lowering.ascendc_printer import emit_project
 
-        module = parser.parse_module()
-        verify_program(module)
+    def emit(ctx: Context, module: ModuleOp) -> list[Path]:
         if not any(isinstance(op, LaunchOp) for op in module.walk()):
             pipeline.apply(ctx, module)
-        written = emit_project(module, output)
-    except (ParseError, DiagnosticException) as error:
-        if args.debug:
-            traceback.print_exc()
-        print(error_diagnostic(error, source, parser.positions, module).render(), file=sys.stderr)
-        return 1
-    except OSError as error:  # writing the projects: a path part that is a file, no permission, full disk
-        print(f"error: cannot write the kernel projects to {args.output}: {error.strerror or error}"
-              f"{f' ({error.filename})' if error.filename else ''}", file=sys.stderr)
-        return 1
-    except Exception as error:  # never a traceback without --debug
-        if args.debug:
-            traceback.print_exc()
-        print(f"error: internal error: {type(error).__name__}: {error}", file=sys.stderr)
+        try:
+            return emit_project(module, output)
+        except OSError as error:  # a path part that is a file, no permission, full disk
+            raise _Reported(f"error: cannot write the kernel projects to {args.output}: {error.strerror or error}"
+                            f"{f' ({error.filename})' if error.filename else ''}") from error
+
+    written = _compile(args, emit)
+    if written is None:
         return 1
     if not written:
         print("error: the program has no fmod op to emit", file=sys.stderr)
         return 1
     for path in written:
         print(path)
+    return 0
+
+
+class _Reported(Exception):
+    """A failure whose message is already the user-facing text."""
+
+
+def _pipeline(spec: str) -> PassPipeline | None:
+    try:
+        return parse_pipeline_spec([spec], checking_callback(True))
+    except UsageError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return None
+
+
+def _compile(args: argparse.Namespace, act: Callable[[Context, ModuleOp], T]) -> T | None:
+    """Read, parse and verify `args.input_file`, then `act` on it; every failure is printed (located
+    where it can be) and gives None."""
+    try:
+        source = decode_source(Path(args.input_file).read_bytes(), args.input_file)
+    except OSError as error:
+        print(f"error: cannot read {args.input_file}: {error}", file=sys.stderr)
+        return None
+    except DecodeError as error:
+        print(error.diagnostic.render(), file=sys.stderr)
+        return None
+    ctx = Context()
+    register_dialects(ctx)
+    parser = LocatedParser(ctx, source)
+    module = None
+    try:
+        module = parser.parse_module()
+        verify_program(module)
+        return act(ctx, module)
+    except (ParseError, DiagnosticException) as error:
+        if args.debug:
+            traceback.print_exc()
+        print(error_diagnostic(error, source, parser.positions, module).render(), file=sys.stderr)
+    except _Reported as error:
+        print(error, file=sys.stderr)
+    except Exception as error:  # never a traceback without --debug
+        if args.debug:
+            traceback.print_exc()
+        print(f"error: internal error: {type(error).__name__}: {error}", file=sys.stderr)
+    return None
+
+
+def _emit_mlir(args: argparse.Namespace) -> int:
+    """`--emit-mlir[=global]`: compile (through spmdize, or infer-sbp for the global form), print the
+    program in upstream dialects (generic form) to `-o` or stdout."""
+    default = MLIR_GLOBAL_PIPELINE if args.emit_mlir == "global" else MLIR_PIPELINE
+    pipeline = _pipeline(args.pipeline if args.pipeline is not None else default)
+    if pipeline is None:
+        return 1
+    from sbpc.lowering.to_upstream_global import to_upstream_global
+    from sbpc.lowering.to_upstream_mlir import to_upstream_mlir
+
+    def translate(ctx: Context, module: ModuleOp) -> str:
+        pipeline.apply(ctx, module)
+        text = StringIO()
+        upstream = to_upstream_global(module) if args.emit_mlir == "global" else to_upstream_mlir(module)
+        Printer(stream=text, print_generic_format=True).print_op(upstream)
+        return text.getvalue() + "\n"
+
+    text = _compile(args, translate)
+    if text is None:
+        return 1
+    if args.output in (None, "-"):
+        sys.stdout.write(text)
+        return 0
+    try:
+        Path(args.output).write_text(text)
+    except OSError as error:
+        print(f"error: cannot write {args.output}: {error.strerror or error}", file=sys.stderr)
+        return 1
     return 0
