@@ -16,7 +16,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 from sbpc.dialects.placement import lookup_placement
 from sbpc.dialects.sbp import GlobalTensorType
-from sbpc.passes.cost_model import plan_transition
+from sbpc.passes.cost_model import PlannerCache, plan_transition
 from sbpc.passes.infer_sbp import OpRecord, infer_module
 from sbpc.passes.sbp_candidates import element_bytes, format_nd_sig
 
@@ -30,7 +30,7 @@ class RuleTotals:
     ops_with_boxing: int
 
 
-def _bytes_of(record: OpRecord) -> float:
+def _bytes_of(record: OpRecord, planner: PlannerCache) -> float:
     op = record.op
     total = 0.0
     for value, need in zip(op.operands, record.decision.chosen[0], strict=True):
@@ -41,16 +41,16 @@ def _bytes_of(record: OpRecord) -> float:
         if have is None or placement is None:
             continue
         plan = plan_transition(
-            tuple(have), tuple(need), ty.get_shape(), element_bytes(ty), placement.get_hierarchy()
+            tuple(have), tuple(need), ty.get_shape(), element_bytes(ty), placement.get_hierarchy(), cache=planner
         )
         total += plan.bytes_sent
     return total
 
 
-def _totals(records: list[OpRecord]) -> RuleTotals:
+def _totals(records: list[OpRecord], planner: PlannerCache) -> RuleTotals:
     return RuleTotals(
         sum(r.decision.comm_us for r in records),
-        sum(_bytes_of(r) for r in records),
+        sum(_bytes_of(r, planner) for r in records),
         sum(1 for r in records if r.boxing),
     )
 
@@ -58,9 +58,10 @@ def _totals(records: list[OpRecord]) -> RuleTotals:
 def build_report(module: ModuleOp, rule: str) -> dict[str, Any]:
     """Per-op detail for `rule`, totals for both rules."""
     per_rule: dict[str, tuple[list[OpRecord], RuleTotals]] = {}
+    planner = PlannerCache()  # the report's own, shared by both rules' totals
     for name in RULES:
         records = infer_module(module.clone(), name)
-        per_rule[name] = (records, _totals(records))
+        per_rule[name] = (records, _totals(records, planner))
     records, _ = per_rule[rule]
     ops = []
     for r in records:

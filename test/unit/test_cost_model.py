@@ -9,7 +9,7 @@ import pytest
 
 from sbpc.dialects.collectives import step_bytes_exact
 from sbpc.dialects.sbp import BROADCAST, SbpAttr, partial, split
-from sbpc.passes.cost_model import plan_transition
+from sbpc.passes.cost_model import PlannerCache, plan_transition, transition_time
 from sbpc.passes.oneflow_costs import (
     FLT_MAX,
     INT32_MAX,
@@ -317,3 +317,34 @@ def test_planner_prefers_fewer_bytes() -> None:
     # re-partial locally.
     plan = plan_transition((PMAX,), (P,), (8, 4), 4, (2,))
     assert [s.kind for s in plan.steps] == ["reduce_scatter", "to_partial"]
+
+
+# ---------------------------------------------------------------------------
+# The planner's cache: an owned object with a bound
+# ---------------------------------------------------------------------------
+
+
+def test_planner_cache_keeps_its_bound_and_plans_alike() -> None:
+    """Past `max_searches` searches the planner's cache is cleared before the next one; plans
+    through a bounded cache, a shared one and fresh ones (no cache passed) are equal."""
+    hierarchy = (2, 2)
+    pairs = [((S0, B), (B, S0)), ((P, B), (B, B)), ((S1, S0), (S0, S1)), ((B, P), (S0, S1))]
+    bounded, shared = PlannerCache(max_searches=2), PlannerCache()
+    for src, dst in pairs:
+        fresh = plan_transition(src, dst, (8, 8), 4, hierarchy)
+        assert plan_transition(src, dst, (8, 8), 4, hierarchy, cache=bounded) == fresh
+        assert plan_transition(src, dst, (8, 8), 4, hierarchy, cache=shared) == fresh
+        assert transition_time(src, dst, (8, 8), 4, hierarchy, cache=shared) == fresh.time_us
+        assert len(bounded.searches) <= 2
+    assert len(shared.searches) == len(pairs)
+    assert plan_transition((P, B), (B, B), (8, 8), 4, hierarchy).steps[0].kind == "all_reduce"
+    shared.clear()
+    assert shared.size() == 0
+
+
+
+def test_each_lower_boxing_pass_owns_its_planner_cache() -> None:
+    from sbpc.passes.lower_boxing import LowerBoxingPass
+
+    first, second = LowerBoxingPass(), LowerBoxingPass()
+    assert isinstance(first.cache, PlannerCache) and first.cache is not second.cache
