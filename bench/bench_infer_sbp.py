@@ -58,7 +58,8 @@ REFERENCE_CALIBRATION_MS = 18.5
 
 
 def clear_planner_caches() -> None:
-    """The boxing planner's memoised searches and step prices (functools caches)."""
+    """The step-byte counts memoised in dialects/collectives.py (the planner's own tables live in the
+    pass-owned InferenceCache, fresh per cache)."""
     for module in (cost_model, collectives):
         for obj in vars(module).values():
             if callable(getattr(obj, "cache_clear", None)):

@@ -29,16 +29,19 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Literal, NamedTuple
+from typing import TYPE_CHECKING, Literal, NamedTuple
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
 from sbpc.dialects.sbp import BroadcastAttr, PartialAttr, ReduceKind, SbpAttr, SplitAttr, nd_sbp
 from sbpc.dialects.sharding import balanced_range, local_slices
 
 NdSbp = tuple[SbpAttr, ...]
 Coord = tuple[int, ...]
-Shards = dict[Coord, np.ndarray]
+Shards = dict[Coord, "np.ndarray"]
+"""Executing steps needs numpy, imported where used: inference and planning, which import this
+module for the step semantics, then do not pay for importing numpy."""
 
 
 # ---------------------------------------------------------------------------
@@ -286,6 +289,7 @@ def step_bytes_exact(
 
 
 def identity_of(kind: ReduceKind, dtype: np.dtype) -> object:
+    import numpy as np
     if kind == ReduceKind.SUM:
         return 0
     if np.issubdtype(dtype, np.integer):
@@ -295,6 +299,7 @@ def identity_of(kind: ReduceKind, dtype: np.dtype) -> object:
 
 
 def reduce_arrays(kind: ReduceKind, arrays: Sequence[np.ndarray]) -> np.ndarray:
+    import numpy as np
     out = arrays[0].copy()
     for a in arrays[1:]:
         if kind == ReduceKind.SUM:
@@ -317,6 +322,7 @@ def execute_step(
 ) -> tuple[Shards, dict[Coord, int]]:
     """Run one single-step collective on the shards; return new shards and bytes sent per rank.
     Raises `InvalidStep` unless `check_step` says the step is this `kind`."""
+    import numpy as np
     found = check_step(src, dst, axes, hierarchy)
     if found != kind:
         why = found.reason if isinstance(found, Invalid) else f"is an {found}"
@@ -365,6 +371,7 @@ def _all_reduce(
     shards: Shards, reduce_kind: ReduceKind, members: Sequence[Coord], out: Shards, sent: dict[Coord, int]
 ) -> None:
     """Reduce-scatter of flat pieces, then all-gather of the reduced pieces."""
+    import numpy as np
     n = len(members)
     flats = {r: shards[r].reshape(-1) for r in members}
     total = flats[members[0]].size
@@ -412,6 +419,7 @@ def _to_partial(
     want: Sequence[tuple[int, int]],
     first: bool,
 ) -> np.ndarray:
+    import numpy as np
     new = dst[axes[0]]
     assert isinstance(new, PartialAttr)
     old = src[axes[0]]
@@ -426,6 +434,7 @@ def _to_partial(
 
 
 def _poison(dtype: np.dtype) -> object:
+    import numpy as np
     return np.iinfo(dtype).min if np.issubdtype(dtype, np.integer) else np.nan
 
 
@@ -488,6 +497,7 @@ def put_block(buf: np.ndarray, held: Sequence[tuple[int, int]], box: Sequence[tu
 
 def receive_buffer(view: RankView, dtype: np.dtype) -> np.ndarray:
     """The poisoned result buffer of a moving step, so that data a step fails to deliver shows up."""
+    import numpy as np
     return np.full([hi - lo for lo, hi in view.want[view.index]], _poison(dtype), dtype=dtype)
 
 

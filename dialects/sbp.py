@@ -16,7 +16,7 @@ import abc
 import io
 from collections.abc import Callable, Sequence
 from enum import StrEnum
-from functools import cache
+from functools import lru_cache
 from typing import ClassVar
 
 from xdsl.dialects.builtin import (
@@ -162,9 +162,13 @@ class PartialAttr(SbpAttr):
         return "P" if self.kind.data == ReduceKind.SUM else f"P({self.kind.data})"
 
 
-# Attribute construction runs the verifier (~10 µs); SBP entries are few, so share them.
-@cache
-@cache
+# Attribute construction runs the verifier (~10 µs), so the parser and the passes share entry and
+# ND-SBP objects through the interning tables below. They are the only module-level tables left
+# and cannot go stale: each maps a value to an immutable attribute equal to a freshly built one
+# (so no result depends on what they hold), and each is bounded. Keys: split axes (tensor ranks
+# are small), the three partial kinds, and ND-SBPs (one entry per mesh axis; the distinct ones a
+# program uses are few).
+@lru_cache(maxsize=64)
 def split(axis: int) -> SplitAttr:
     """S(axis); one object per axis (attributes are immutable, and shared objects keep the
     inference's id-keyed caches small)."""
@@ -174,7 +178,7 @@ def split(axis: int) -> SplitAttr:
 BROADCAST = BroadcastAttr()
 
 
-@cache
+@lru_cache(maxsize=8)
 def partial(kind: ReduceKind | str = ReduceKind.SUM) -> PartialAttr:
     return PartialAttr(kind)
 
@@ -242,7 +246,7 @@ class NdSbpAttr(ParametrizedAttribute):
         return "[" + ", ".join(s.short_str() for s in self.sbps.data) + "]"
 
 
-@cache
+@lru_cache(maxsize=4096)
 def nd_sbp(*entries: SbpAttr) -> NdSbpAttr:
     return NdSbpAttr(entries)
 

@@ -21,7 +21,7 @@ import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from functools import lru_cache
+from typing import Any
 
 from sbpc.dialects.collectives import COLLECTIVES, COMM_KINDS, step_bytes_exact, step_kind
 from sbpc.dialects.placement import PlacementOp
@@ -190,11 +190,6 @@ class _Space:
         return found
 
 
-@lru_cache(maxsize=256)
-def _space(rank: int, hierarchy: tuple[int, ...]) -> _Space:
-    return _Space(rank, hierarchy)
-
-
 Edge = tuple[int, str, tuple[int, ...], int, tuple[int, int, tuple[int, ...]]]
 """(next state, step kind, mesh axes, ranks per group, (state, next state, mesh axes)): the last is
 the edge's key into `_Volumes`, built once here rather than on every lookup."""
@@ -238,11 +233,6 @@ class _Graph:
         return tuple(edges)
 
 
-@lru_cache(maxsize=1024)
-def _graph(space: _Space, kinds: frozenset[PartialAttr], merge_axes: bool) -> _Graph:
-    return _Graph(space, kinds, merge_axes)
-
-
 class _Volumes:
     """Elements each step sends for one shape, shared by element types, models and partial kinds."""
 
@@ -272,11 +262,6 @@ class _Volumes:
                 wants = self.wants[nid, layout] = group_wants(want, layout)
             found = self.sent[key] = elements_sent(kind, self._ranges(sid), want, layout, wants)
         return found
-
-
-@lru_cache(maxsize=4096)
-def _volumes(space: _Space, shape: tuple[int, ...]) -> _Volumes:
-    return _Volumes(space, shape)
 
 
 PricedEdge = tuple[int, float, str, tuple[int, ...], int, int]
@@ -318,15 +303,6 @@ class _Priced:
                 step = make_step(kind, state, states[nid], axes, volumes.shape, elt, hierarchy, model)
                 edges.append((nid, step.time_us, kind, axes, step.bytes_sent, sid))
         return tuple(edges)
-
-
-@lru_cache(maxsize=4096)
-def _priced(
-    shape: tuple[int, ...], elt_bytes: int, hierarchy: tuple[int, ...], model: CommModel,
-    kinds: frozenset[PartialAttr], merge_axes: bool,
-) -> _Priced:
-    space = _space(len(shape), hierarchy)
-    return _Priced(_graph(space, kinds, merge_axes), _volumes(space, shape), elt_bytes, model)
 
 
 class _Search:
@@ -389,13 +365,67 @@ class _Search:
         ))
 
 
-@lru_cache(maxsize=4096)
-def _search(
-    src: NdSbp, shape: tuple[int, ...], elt_bytes: int, hierarchy: tuple[int, ...], model: CommModel,
-    kinds: frozenset[PartialAttr], merge_axes: bool,
-) -> _Search:
-    priced = _priced(shape, elt_bytes, hierarchy, model, kinds, merge_axes)
-    return _Search(priced, priced.space.intern(src))
+class PlannerCache:
+    """Every table of the boxing planner, keyed by values: state spaces per (tensor rank, mesh),
+    edge graphs per partial kinds, element volumes per shape, priced graphs and the (lazily
+    advanced) searches per source. Its owner is whoever plans many transitions: the `lower-boxing`
+    pass instance, the `InferenceCache` (rule=cost), the report. The bound: a table that is full is
+    cleared before its next entry is made (`max_searches` for the per-shape tables; spaces and
+    graphs, keyed by ranks and meshes, are few but bounded alike); `clear()` empties all. Values are
+    pure functions of their keys, so a cleared table only costs time; nothing read from it is held
+    across calls: plans and times are returned as fresh values."""
+
+    def __init__(self, max_searches: int = 16384):
+        self.max_searches = max_searches
+        self.clear()
+
+    def clear(self) -> None:
+        self.spaces: dict[tuple[int, tuple[int, ...]], _Space] = {}
+        self.graphs: dict[tuple[int, tuple[int, ...], frozenset[PartialAttr], bool], _Graph] = {}
+        self.volumes: dict[tuple[int, tuple[int, ...], tuple[int, ...]], _Volumes] = {}
+        self.priced: dict[tuple[object, ...], _Priced] = {}
+        self.searches: dict[tuple[object, ...], _Search] = {}
+
+    def _room(self, table: dict[Any, Any], bound: int) -> dict[Any, Any]:
+        if len(table) >= bound:
+            table.clear()
+        return table
+
+    def size(self) -> int:
+        """Entries held, over every table."""
+        return sum(map(len, (self.spaces, self.graphs, self.volumes, self.priced, self.searches)))
+
+    def search(
+        self, src: NdSbp, shape: tuple[int, ...], elt_bytes: int, hierarchy: tuple[int, ...], model: CommModel,
+        kinds: frozenset[PartialAttr], merge_axes: bool,
+    ) -> _Search:
+        key = (src, shape, elt_bytes, hierarchy, model, kinds, merge_axes)
+        found = self.searches.get(key)
+        if found is None:
+            priced = self._priced(shape, elt_bytes, hierarchy, model, kinds, merge_axes)
+            found = self._room(self.searches, self.max_searches)[key] = _Search(priced, priced.space.intern(src))
+        return found
+
+    def _priced(
+        self, shape: tuple[int, ...], elt_bytes: int, hierarchy: tuple[int, ...], model: CommModel,
+        kinds: frozenset[PartialAttr], merge_axes: bool,
+    ) -> _Priced:
+        key = (shape, elt_bytes, hierarchy, model, kinds, merge_axes)
+        found = self.priced.get(key)
+        if found is None:
+            rank = len(shape)
+            space = self.spaces.get((rank, hierarchy))
+            if space is None:
+                space = self._room(self.spaces, 256)[rank, hierarchy] = _Space(rank, hierarchy)
+            graph = self.graphs.get((rank, hierarchy, kinds, merge_axes))
+            if graph is None:
+                graph = self._room(self.graphs, 1024)[rank, hierarchy, kinds, merge_axes] = _Graph(
+                    space, kinds, merge_axes)
+            volumes = self.volumes.get((rank, hierarchy, shape))
+            if volumes is None:
+                volumes = self._room(self.volumes, self.max_searches)[rank, hierarchy, shape] = _Volumes(space, shape)
+            found = self._room(self.priced, self.max_searches)[key] = _Priced(graph, volumes, elt_bytes, model)
+        return found
 
 
 def plan_transition(
@@ -406,22 +436,27 @@ def plan_transition(
     hierarchy: tuple[int, ...],
     model: CommModel = DEFAULT_MODEL,
     merge_axes: bool = True,
+    cache: PlannerCache | None = None,
 ) -> Plan:
-    """Minimum-time sequence of steps from `src` to `dst` (Dijkstra over ND-SBP states)."""
+    """Minimum-time sequence of steps from `src` to `dst` (Dijkstra over ND-SBP states); a caller
+    planning many transitions passes the `PlannerCache` it owns, a one-off call gets a fresh one."""
     if src == dst:
         return Plan(())
     kinds = frozenset([e for e in (*src, *dst) if type(e) is PartialAttr])
-    return _search(src, shape, elt_bytes, hierarchy, model, kinds, merge_axes).plan(dst)
+    if cache is None:
+        cache = PlannerCache()
+    return cache.search(src, shape, elt_bytes, hierarchy, model, kinds, merge_axes).plan(dst)
 
 
 def _plan_time(
     src: NdSbp, dst: NdSbp, shape: tuple[int, ...], elt_bytes: int, hierarchy: tuple[int, ...], model: CommModel,
+    cache: PlannerCache,
 ) -> float:
     """`plan_transition(...).time_us` without building the plan: the same sum in the same order."""
     if src == dst:
         return Plan(()).time_us
     kinds = frozenset([e for e in (*src, *dst) if type(e) is PartialAttr])
-    return sum(edge[1] for edge in _search(src, shape, elt_bytes, hierarchy, model, kinds, True).path(dst))
+    return sum(edge[1] for edge in cache.search(src, shape, elt_bytes, hierarchy, model, kinds, True).path(dst))
 
 
 def plan_from_predecessors(best: dict[NdSbp, tuple[float, Step | None]], src: NdSbp, dst: NdSbp) -> Plan:
@@ -443,9 +478,13 @@ def local_elements(shape: Sequence[int], state: NdSbp, hierarchy: Sequence[int])
 
 def transition_time(
     src: NdSbpAttr | NdSbp, dst: NdSbpAttr | NdSbp, shape: Sequence[int], elt_bytes: int,
-    hierarchy: Sequence[int], model: CommModel = DEFAULT_MODEL,
+    hierarchy: Sequence[int], model: CommModel = DEFAULT_MODEL, cache: PlannerCache | None = None,
 ) -> float:
-    return _plan_time(tuple(src), tuple(dst), tuple(shape), elt_bytes, tuple(hierarchy), model)
+    """The modelled time of the planned transition (`plan_transition`'s cache convention)."""
+    return _plan_time(
+        tuple(src), tuple(dst), tuple(shape), elt_bytes, tuple(hierarchy), model,
+        PlannerCache() if cache is None else cache,
+    )
 
 
 def as_nd(entries: Sequence[SbpAttr]) -> NdSbpAttr:

@@ -7,7 +7,8 @@ bound (`max_decisions`: past it the whole cache is cleared before the next op) a
 which forgets everything at once. Every table is keyed by values: attributes (hashed by value),
 shapes, and small ints the cache itself hands out (`nd_index` for ND-SBPs, `serial` for
 candidate lists and input costs), which it never reuses, even across `clear()`, so a key built
-before a clear can never name a different value after it.
+before a clear can never name a different value after it. The boxing planner's tables (for
+rule=cost) are the `PlannerCache` it owns as `planner`, cleared with it.
 
 `CandidateList` is a candidate list as the cache holds it: the signatures, a serial number and
 the table of small ints the scoring reads. The tables are filled by the modules of the inference
@@ -30,6 +31,7 @@ from xdsl.ir import Attribute
 from sbpc.dialects import dtypes
 from sbpc.dialects.sbp import GlobalTensorType, NdSbpAttr
 from sbpc.dialects.signatures import NdSig
+from sbpc.passes.cost_model import PlannerCache
 
 
 def element_bytes(ty: GlobalTensorType) -> int:
@@ -122,16 +124,23 @@ class CandidateList:
 class InferenceCache:
     """Every table `infer-sbp` keeps, keyed by values and cleared as a whole (see the module)."""
 
-    def __init__(self, max_decisions: int = 100_000):
+    def __init__(self, max_decisions: int = 100_000, planner: PlannerCache | None = None):
         self.max_decisions = max_decisions
         """The bound: more memoised decisions than this, and the cache is cleared before the next op
         (the other tables grow with the decisions, never faster than a few entries each)."""
         self._serials = itertools.count()
         self._nd_numbers = itertools.count()
-        self.clear()
+        self.planner = PlannerCache() if planner is None else planner
+        """The boxing planner's tables (rule=cost prices inputs by planned transitions); bounded
+        on its own, cleared with this cache; the report's late pricing shares the deciding one's."""
+        self._new_tables()
 
     def clear(self) -> None:
         """Forget everything, as a fresh cache would (handed-out numbers are not reused)."""
+        self.planner.clear()
+        self._new_tables()
+
+    def _new_tables(self) -> None:
         # passes/infer_sbp.py: decisions per op meta, result types, signature attributes.
         self.decisions: dict[tuple[object, ...], Any] = {}
         self.shared_decisions: dict[tuple[object, ...], Any] = {}
@@ -160,8 +169,8 @@ class InferenceCache:
         return (v for v in vars(self).values() if isinstance(v, dict))
 
     def size(self) -> int:
-        """Entries held, over every table."""
-        return sum(map(len, self.tables()))
+        """Entries held, over every table (the planner's included)."""
+        return sum(map(len, self.tables())) + self.planner.size()
 
     def serial(self) -> int:
         """A number never handed out before (names a candidate list or an input's costs in keys)."""

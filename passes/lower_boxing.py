@@ -32,7 +32,16 @@ from sbpc.dialects.errors import OpError
 from sbpc.dialects.placement import lookup_placement
 from sbpc.dialects.sbp import BROADCAST, BroadcastAttr, GlobalTensorType, PartialAttr, SbpAttr, SplitAttr, nd_sbp, split
 from sbpc.dialects.sbp_ops import BoxingOp, describe_op
-from sbpc.passes.cost_model import DEFAULT_MODEL, CommModel, NdSbp, Plan, make_step, placement_model, plan_transition
+from sbpc.passes.cost_model import (
+    DEFAULT_MODEL,
+    CommModel,
+    NdSbp,
+    Plan,
+    PlannerCache,
+    make_step,
+    placement_model,
+    plan_transition,
+)
 from sbpc.passes.sbp_candidates import element_bytes
 
 Move = tuple[tuple[int, ...], SbpAttr]
@@ -204,7 +213,7 @@ def oneflow_plan(
 # ---------------------------------------------------------------------------
 
 
-def plan_for(box: BoxingOp, planner: str) -> Plan:
+def plan_for(box: BoxingOp, planner: str, cache: PlannerCache) -> Plan:
     src_t, dst_t = box.x.type, box.result.type
     assert isinstance(src_t, GlobalTensorType) and isinstance(dst_t, GlobalTensorType)
     src, dst = src_t.nd_sbp, dst_t.nd_sbp
@@ -216,11 +225,11 @@ def plan_for(box: BoxingOp, planner: str) -> Plan:
     assert placement is not None
     hierarchy = placement.get_hierarchy()
     args = (tuple(src), tuple(dst), src_t.get_shape(), element_bytes(src_t), hierarchy, placement_model(placement))
-    return oneflow_plan(*args) if planner == "oneflow" else plan_transition(*args)
+    return oneflow_plan(*args) if planner == "oneflow" else plan_transition(*args, cache=cache)
 
 
-def lower_box(box: BoxingOp, planner: str) -> None:
-    plan = plan_for(box, planner)
+def lower_box(box: BoxingOp, planner: str, cache: PlannerCache) -> None:
+    plan = plan_for(box, planner, cache)
     value = box.x
     src_t = value.type
     assert isinstance(src_t, GlobalTensorType)
@@ -248,8 +257,16 @@ class LowerBoxingPass(ModulePass):
     name = "lower-boxing"
     planner: Literal["optimal", "oneflow"] = "optimal"
 
+    def __post_init__(self) -> None:
+        # The pass instance owns the planner's cache (not a field: fields are command-line options).
+        object.__setattr__(self, "_cache", PlannerCache())
+
+    @property
+    def cache(self) -> PlannerCache:
+        return self._cache  # type: ignore[attr-defined]
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.planner not in ("optimal", "oneflow"):
             raise OpError(op, f"lower-boxing: unknown planner '{self.planner}' (expected optimal or oneflow)")
         for box in [o for o in op.walk() if isinstance(o, BoxingOp)]:
-            lower_box(box, self.planner)
+            lower_box(box, self.planner, self.cache)

@@ -29,7 +29,7 @@ from sbpc.dialects.collectives import step_bytes_exact
 from sbpc.dialects.placement import lookup_placement
 from sbpc.dialects.sbp import GlobalTensorType, PartialAttr, SignatureAttr
 from sbpc.dialects.sbp_ops import ConversionOp
-from sbpc.passes.cost_model import placement_model, plan_transition
+from sbpc.passes.cost_model import PlannerCache, placement_model, plan_transition
 from sbpc.passes.infer_sbp import InferSbpPass, OpRecord, infer_module
 from sbpc.passes.lower_boxing import LowerBoxingPass
 from sbpc.passes.materialize_boxing import MaterializeBoxingPass
@@ -45,7 +45,7 @@ class RuleTotals:
     ops_with_boxing: int
 
 
-def _bytes_of(record: OpRecord) -> float:
+def _bytes_of(record: OpRecord, planner: PlannerCache) -> float:
     op = record.op
     total = 0.0
     for value, need in zip(op.operands, record.decision.chosen[0], strict=True):
@@ -57,16 +57,16 @@ def _bytes_of(record: OpRecord) -> float:
             continue
         plan = plan_transition(
             tuple(have), tuple(need), ty.get_shape(), element_bytes(ty), placement.get_hierarchy(),
-            placement_model(placement),
+            placement_model(placement), cache=planner,
         )
         total += plan.bytes_sent
     return total
 
 
-def _totals(records: list[OpRecord]) -> RuleTotals:
+def _totals(records: list[OpRecord], planner: PlannerCache) -> RuleTotals:
     return RuleTotals(
         sum(r.decision.comm_us for r in records),
-        sum(_bytes_of(r) for r in records),
+        sum(_bytes_of(r, planner) for r in records),
         sum(1 for r in records if r.boxing),
     )
 
@@ -74,9 +74,10 @@ def _totals(records: list[OpRecord]) -> RuleTotals:
 def build_report(module: ModuleOp, rule: str) -> dict[str, Any]:
     """Per-op detail for `rule`, totals for both rules."""
     per_rule: dict[str, tuple[list[OpRecord], RuleTotals]] = {}
+    planner = PlannerCache()  # the report's own, shared by both rules' totals
     for name in RULES:
         records = infer_module(module.clone(), name)
-        per_rule[name] = (records, _totals(records))
+        per_rule[name] = (records, _totals(records, planner))
     records, _ = per_rule[rule]
     ops = []
     for r in records:

@@ -19,7 +19,7 @@ from functools import partial
 
 from sbpc.dialects.sbp import GlobalTensorType, NdSbpAttr, PartialAttr
 from sbpc.dialects.signatures import NdSig
-from sbpc.passes.cost_model import CommModel, local_elements, step_time, transition_time
+from sbpc.passes.cost_model import CommModel, PlannerCache, local_elements, step_time, transition_time
 from sbpc.passes.infer_cache import CandidateList, InferenceCache, OpMeta, TypeInfo, byte_size, element_bytes
 from sbpc.passes.oneflow_costs import (
     FLT_MAX,
@@ -89,12 +89,13 @@ def choose(cands: CandidateList, meta: OpMeta, model: CommModel) -> Decision:
 
 
 def input_comm_terms(
-    t: GlobalTensorType, have: NdSbpAttr, need: NdSbpAttr, hierarchy: tuple[int, ...], model: CommModel
+    t: GlobalTensorType, have: NdSbpAttr, need: NdSbpAttr, hierarchy: tuple[int, ...], model: CommModel,
+    planner: PlannerCache,
 ) -> tuple[float, ...]:
     """The terms `comm_us` adds for one input, in order: its boxing time, then one all-reduce per
     mesh axis on which it is turned partial."""
     shape, nbytes = t.get_shape(), element_bytes(t)
-    terms = [transition_time(have, need, shape, nbytes, hierarchy, model)]
+    terms = [transition_time(have, need, shape, nbytes, hierarchy, model, planner)]
     local = local_elements(shape, tuple(need), hierarchy) * nbytes
     for d, (a, b) in enumerate(zip(have, need, strict=True)):
         if type(b) is PartialAttr and type(a) is not PartialAttr:
@@ -132,7 +133,8 @@ class InputCosts:
         key = self.cache.nd_index(need)
         found = self._comm.get(key)
         if found is None:
-            found = self._comm[key] = input_comm_terms(self.ty, self.have, need, self.hierarchy, self.model)
+            found = self._comm[key] = input_comm_terms(
+                self.ty, self.have, need, self.hierarchy, self.model, self.cache.planner)
         return found
 
     def eager_cost(self, need: NdSbpAttr, index: int) -> float:
@@ -200,21 +202,22 @@ def comm_us(meta: OpMeta, model: CommModel, sig: NdSig) -> float:
     return total
 
 
-def _later_meta(in_types: tuple[GlobalTensorType, ...], hierarchy: tuple[int, ...]) -> OpMeta:
+def _later_meta(in_types: tuple[GlobalTensorType, ...], hierarchy: tuple[int, ...], planner: PlannerCache) -> OpMeta:
     """A meta read afresh from input types, with a cache of its own (the report's late pricing:
-    a decision outlives the cache it was made with)."""
-    cache = InferenceCache()
+    a decision outlives the cache it was made with) sharing the deciding cache's planner (its
+    tables are pure functions of their keys, bounded on their own)."""
+    cache = InferenceCache(planner=planner)
     return OpMeta("", hierarchy, tuple([cache.type_info(t) for t in in_types]), in_types, False, cache)
 
 
 def _priced_later(in_types: tuple[GlobalTensorType, ...], hierarchy: tuple[int, ...], model: CommModel,
-                  sig: NdSig) -> float:
-    return comm_us(_later_meta(in_types, hierarchy), model, sig)
+                  sig: NdSig, planner: PlannerCache) -> float:
+    return comm_us(_later_meta(in_types, hierarchy, planner), model, sig)
 
 
 def _comm_us_later(meta: OpMeta, model: CommModel, sig: NdSig) -> Callable[[], float]:
-    """`comm_us(sig)` on first call; holds the input types, not the cache."""
-    return partial(_priced_later, meta.in_types, meta.hierarchy, model, sig)
+    """`comm_us(sig)` on first call; holds the input types and the planner, not the cache."""
+    return partial(_priced_later, meta.in_types, meta.hierarchy, model, sig, meta.cache.planner)
 
 
 def eager_costs(cands: CandidateList, meta: OpMeta, model: CommModel) -> list[float]:
@@ -266,7 +269,7 @@ def select_oneflow_nd(cands: CandidateList, meta: OpMeta, model: CommModel) -> D
     """OneFlow's greedy scan (kAllMatch): the first candidate whose inputs all match, else the
     lowest eager ND copy cost (ties keep the earlier one unless fewer inputs mismatch)."""
     sigs = cands.sigs
-    scored_later = partial(_scored_nd, sigs, meta.in_types, meta.hierarchy, model)
+    scored_later = partial(_scored_nd, sigs, meta.in_types, meta.hierarchy, model, meta.cache.planner)
     if len(sigs) == 1:
         return Decision(scored_later, sigs[0], "the only candidate left", _comm_us_later(meta, model, sigs[0]))
     cache = meta.cache
@@ -324,9 +327,10 @@ def _greedy_scan_exact(costs: list[float], table: CandidateList, have: tuple[int
 
 def _scored_nd(
     sigs: list[NdSig], in_types: tuple[GlobalTensorType, ...], hierarchy: tuple[int, ...], model: CommModel,
+    planner: PlannerCache,
 ) -> list[Candidate]:
-    """The scored ND candidates, built on first read from the input types alone."""
-    meta = _later_meta(in_types, hierarchy)
+    """The scored ND candidates, built on first read from the input types and the planner."""
+    meta = _later_meta(in_types, hierarchy, planner)
     cands = CandidateList(sigs, meta.cache)
     return [
         Candidate(c, 0.0, min(cost, FLT_MAX), _comm_us_later(meta, model, c))

@@ -9,7 +9,7 @@ import pytest
 
 from sbpc.dialects.collectives import step_bytes_exact
 from sbpc.dialects.sbp import BROADCAST, SbpAttr, partial, split
-from sbpc.passes.cost_model import plan_transition
+from sbpc.passes.cost_model import PlannerCache, plan_transition, transition_time
 from sbpc.passes.oneflow_costs import (
     FLT_MAX,
     INT32_MAX,
@@ -328,3 +328,34 @@ def test_links_price_merged_axes_at_slowest_bandwidth_and_largest_latency() -> N
     assert step_time("all_reduce", 1e6, 4, model, (1,)) == pytest.approx(6.6 + 6 * 1.5 + 1e6 / 196e3)
     assert step_time("all_reduce", 1e6, 8, model, (0, 1)) == pytest.approx(6.6 + 14 * 10.0 + 1e6 / 25e3)
     assert step_time("all_reduce", 1e6, 8, DEFAULT_MODEL, (0, 1)) == pytest.approx(6.6 + 14 * 0.6 + 1e6 / 87.7e3)
+
+
+# ---------------------------------------------------------------------------
+# The planner's cache: an owned object with a bound
+# ---------------------------------------------------------------------------
+
+
+def test_planner_cache_keeps_its_bound_and_plans_alike() -> None:
+    """Past `max_searches` searches the planner's cache is cleared before the next one; plans
+    through a bounded cache, a shared one and fresh ones (no cache passed) are equal."""
+    hierarchy = (2, 2)
+    pairs = [((S0, B), (B, S0)), ((P, B), (B, B)), ((S1, S0), (S0, S1)), ((B, P), (S0, S1))]
+    bounded, shared = PlannerCache(max_searches=2), PlannerCache()
+    for src, dst in pairs:
+        fresh = plan_transition(src, dst, (8, 8), 4, hierarchy)
+        assert plan_transition(src, dst, (8, 8), 4, hierarchy, cache=bounded) == fresh
+        assert plan_transition(src, dst, (8, 8), 4, hierarchy, cache=shared) == fresh
+        assert transition_time(src, dst, (8, 8), 4, hierarchy, cache=shared) == fresh.time_us
+        assert len(bounded.searches) <= 2
+    assert len(shared.searches) == len(pairs)
+    assert plan_transition((P, B), (B, B), (8, 8), 4, hierarchy).steps[0].kind == "all_reduce"
+    shared.clear()
+    assert shared.size() == 0
+
+
+
+def test_each_lower_boxing_pass_owns_its_planner_cache() -> None:
+    from sbpc.passes.lower_boxing import LowerBoxingPass
+
+    first, second = LowerBoxingPass(), LowerBoxingPass()
+    assert isinstance(first.cache, PlannerCache) and first.cache is not second.cache

@@ -316,6 +316,19 @@ def test_the_cache_keeps_its_bound() -> None:
     assert signatures[-1] == "#sbp.sig<[S(0), B] -> [S(1), B]>"
 
 
+def test_rule_cost_plans_through_the_cache_planner_cleared_with_it() -> None:
+    """rule=cost prices input boxing with the InferenceCache's own PlannerCache; `clear()`
+    empties it too."""
+    text = program((2, 2), [((8, 4), "[S(0), B]"), ((4, 8), "[S(0), B]")],
+                   ["%0 = sbp.matmul %a0, %a1 : !sbp.tensor<8x4xf32, @p, [S(0), B]>, "
+                    "!sbp.tensor<4x8xf32, @p, [S(0), B]> -> !sbp.tensor<8x8xf32, @p>"])
+    cache = InferenceCache()
+    infer_module(parse(text), "cost", cache=cache)
+    assert cache.planner.size() > 0
+    cache.clear()
+    assert cache.planner.size() == 0 and cache.size() == 0
+
+
 # ---------------------------------------------------------------------------
 # rule=cost never models more communication than rule=oneflow, op by op
 # ---------------------------------------------------------------------------
