@@ -39,7 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.dtensor_greedy import dtensor_greedy_plan
 from sbpc.dialects.collectives import step_kind
 from sbpc.dialects.sbp import BROADCAST, BroadcastAttr, PartialAttr, SbpAttr, SplitAttr, partial, split
-from sbpc.passes.cost_model import NdSbp, Plan, Step, make_step, plan_from_predecessors, plan_transition
+from sbpc.passes.cost_model import NdSbp, Plan, PlannerCache, Step, make_step, plan_from_predecessors, plan_transition
 from sbpc.passes.lower_boxing import oneflow_plan
 
 SHAPE = (1024, 1024)
@@ -53,6 +53,10 @@ PLANNERS = ("optimal", "oneflow", "greedy", "greedy+merge", "dtensor-dijkstra")
 # ---------------------------------------------------------------------------
 # DTensorRedistributePlanner, approximated on our states
 # ---------------------------------------------------------------------------
+
+
+PLANNER = PlannerCache()
+"""One planner cache for the module's many plans (a fresh one per call would rebuild every graph)."""
 
 
 def _dtensor_edge(old: SbpAttr, new: SbpAttr) -> bool:
@@ -134,7 +138,7 @@ class Row:
 
 def run_mesh(hierarchy: tuple[int, ...]) -> list[Row]:
     planners: dict[str, Callable[[NdSbp, NdSbp], Plan]] = {
-        "optimal": lambda s, d: plan_transition(s, d, SHAPE, ELT_BYTES, hierarchy),
+        "optimal": lambda s, d: plan_transition(s, d, SHAPE, ELT_BYTES, hierarchy, cache=PLANNER),
         "oneflow": lambda s, d: oneflow_plan(s, d, SHAPE, ELT_BYTES, hierarchy),
         "greedy": lambda s, d: dtensor_greedy_plan(s, d, SHAPE, ELT_BYTES, hierarchy),
         "greedy+merge": lambda s, d: dtensor_greedy_plan(s, d, SHAPE, ELT_BYTES, hierarchy, merge=True),

@@ -12,7 +12,7 @@ from xdsl.parser import Parser
 
 from sbpc.dialects.collectives import execute_plan
 from sbpc.dialects.sbp import BROADCAST, ReduceKind, partial, split
-from sbpc.passes.cost_model import Plan, plan_transition
+from sbpc.passes.cost_model import Plan, PlannerCache, plan_transition
 from sbpc.passes.lower_boxing import LowerBoxingPass, oneflow_plan
 from sbpc.runtime.distribute import assemble, distribute
 from sbpc.runtime.simulator import simulate, total_sent
@@ -24,6 +24,10 @@ ALL = (S0, S1, B, P, PMAX)
 CASES = [((2,), ALL), ((3,), ALL), ((2, 2), ALL), ((2, 3), ALL), ((2, 2, 2), (S0, S1, B, P)),
          ((1,), ALL), ((1, 2), ALL), ((2, 1), ALL), ((1, 3), ALL), ((2, 1, 2), (S0, S1, B, P)),
          ((1, 2, 1), (S0, B, P, PMAX))]
+
+
+PLANNER = PlannerCache()
+"""One planner cache for the module's many plans (a fresh one per call would rebuild every graph)."""
 
 
 def run_plan(plan: Plan, value: np.ndarray, src, dst, hierarchy, rng) -> tuple[np.ndarray, int]:
@@ -40,7 +44,7 @@ def test_every_transition_preserves_the_value(hierarchy, alphabet, planner) -> N
     checked = 0
     for src, dst in itertools.product(states, states):
         if planner == "optimal":
-            plan = plan_transition(src, dst, SHAPE, 4, hierarchy)
+            plan = plan_transition(src, dst, SHAPE, 4, hierarchy, cache=PLANNER)
         else:
             plan = oneflow_plan(src, dst, SHAPE, 4, hierarchy)
         out, measured = run_plan(plan, value, src, dst, hierarchy, rng)
@@ -54,7 +58,7 @@ def test_optimal_is_never_worse_than_oneflow() -> None:
     for hierarchy, alphabet in CASES[2:4]:
         states = list(itertools.product(alphabet, repeat=len(hierarchy)))
         for src, dst in itertools.product(states, states):
-            best = plan_transition(src, dst, SHAPE, 4, hierarchy).time_us
+            best = plan_transition(src, dst, SHAPE, 4, hierarchy, cache=PLANNER).time_us
             assert best <= oneflow_plan(src, dst, SHAPE, 4, hierarchy).time_us + 1e-6
 
 
@@ -66,7 +70,11 @@ def test_mixed_partial_kinds_on_three_axes(planner) -> None:
     hierarchy = (2, 2, 2)
     states = list(itertools.product((B, P, PMAX, S0), repeat=3))
     for src, dst in itertools.product(states, states):
-        plan = (plan_transition if planner == "optimal" else oneflow_plan)(src, dst, SHAPE, 4, hierarchy)
+        plan = (
+            plan_transition(src, dst, SHAPE, 4, hierarchy, cache=PLANNER)
+            if planner == "optimal"
+            else oneflow_plan(src, dst, SHAPE, 4, hierarchy)
+        )
         out, measured = run_plan(plan, value, src, dst, hierarchy, rng)
         assert np.array_equal(out, value), (src, dst, plan)
         assert measured == plan.bytes_sent
@@ -96,6 +104,7 @@ def test_lower_boxing_on_meshes_with_size_1_axes(hierarchy, planner) -> None:
     alphabet = (S0, S1, B, P, PMAX) if len(hierarchy) == 2 else (S0, P, PMAX)
     states = list(itertools.product(alphabet, repeat=len(hierarchy)))
     collectives = 0
+    lowering = LowerBoxingPass(planner=planner)  # one pass instance: its planner cache serves every pair
     for src, dst in itertools.product(states, states):
         a, b = f"!sbp.tensor<5x7xi32, @m, {_sbp(src)}>", f"!sbp.tensor<5x7xi32, @m, {_sbp(dst)}>"
         text = (f'sbp.placement @m "cpu" {_nested(hierarchy)}\n'
@@ -103,11 +112,15 @@ def test_lower_boxing_on_meshes_with_size_1_axes(hierarchy, planner) -> None:
                 f"  %0 = sbp.boxing %a : {a} -> {b}\n"
                 f"  func.return %0 : {b}\n}}\n")
         module = Parser(ctx, text).parse_module()
-        LowerBoxingPass(planner=planner).apply(ctx, module)
+        lowering.apply(ctx, module)
         module.verify()
         (out,), log = simulate(module, "main", [distribute(value, src, hierarchy, rng)])
         assert np.array_equal(assemble(out, dst, hierarchy), value), (src, dst, planner)
-        plan = (plan_transition if planner == "optimal" else oneflow_plan)(src, dst, SHAPE, 4, hierarchy)
+        plan = (
+            plan_transition(src, dst, SHAPE, 4, hierarchy, cache=PLANNER)
+            if planner == "optimal"
+            else oneflow_plan(src, dst, SHAPE, 4, hierarchy)
+        )
         assert [r.step.kind for r in log] == [s.kind for s in plan.steps], (src, dst)
         assert total_sent(log) == plan.bytes_sent, (src, dst, planner)
         collectives += len(log)

@@ -19,6 +19,7 @@ from sbpc.passes.cost_model import (
     CommModel,
     NdSbp,
     Plan,
+    PlannerCache,
     Step,
     make_step,
     plan_transition,
@@ -30,6 +31,10 @@ from sbpc.passes.step_pricing import axis_subsets, elements_sent, rank_ranges, s
 S0, S1, B, P, PMAX = split(0), split(1), BROADCAST, partial(), partial("max")
 HIERARCHIES = [(2,), (3,), (2, 2), (2, 3), (2, 2, 2)]
 SHAPES = [(5, 7), (4, 6), (1, 3), (8,)]
+
+
+PLANNER = PlannerCache()
+"""One planner cache for the module's many plans (a fresh one per call would rebuild every graph)."""
 
 
 def alphabet(shape: tuple[int, ...]) -> list[SbpAttr]:
@@ -166,11 +171,11 @@ def test_plans_match_the_reference_planner(
 ) -> None:
     states = list(itertools.product(alphabet(shape), repeat=len(hierarchy)))
     for src, dst in itertools.product(states, states):
-        got = plan_transition(src, dst, shape, elt_bytes, hierarchy, merge_axes=merge_axes)
+        got = plan_transition(src, dst, shape, elt_bytes, hierarchy, merge_axes=merge_axes, cache=PLANNER)
         expected = reference_plan(src, dst, shape, elt_bytes, hierarchy, merge_axes=merge_axes)
         assert exact(got) == exact(expected)
         if merge_axes:  # transition_time sums the plan's times without building it: the same value and type
-            time_us = transition_time(src, dst, shape, elt_bytes, hierarchy)
+            time_us = transition_time(src, dst, shape, elt_bytes, hierarchy, cache=PLANNER)
             assert (type(time_us), repr(time_us)) == (type(expected.time_us), repr(expected.time_us))
 
 
@@ -178,5 +183,5 @@ def test_plans_match_on_a_3d_mesh_with_another_model() -> None:
     model = CommModel(1.0, 0.25, 3.0)
     states = list(itertools.product((S0, B, P, PMAX), repeat=3))
     for src, dst in itertools.product(states[::3], states):
-        got = plan_transition(src, dst, (5, 7), 4, (2, 2, 2), model)
+        got = plan_transition(src, dst, (5, 7), 4, (2, 2, 2), model, cache=PLANNER)
         assert exact(got) == exact(reference_plan(src, dst, (5, 7), 4, (2, 2, 2), model))
