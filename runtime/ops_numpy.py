@@ -106,14 +106,14 @@ def _attr(op: Operation, name: str) -> Attribute | None:
     return found if found is not None else op.attributes.get(name)
 
 
-def _ints(op: Operation, name: str) -> tuple[int, ...]:
+def int_property(op: Operation, name: str) -> tuple[int, ...]:
     attr = _attr(op, name)
     if not isinstance(attr, DenseArrayBase):
         raise ValueError(f"{op.name}: missing integer-array property '{name}'")
     return tuple(int(v) for v in attr.get_values())
 
 
-def _flag(op: Operation, name: str) -> bool:
+def has_flag(op: Operation, name: str) -> bool:
     return _attr(op, name) is not None
 
 
@@ -276,9 +276,9 @@ def _cast(operands: list[np.ndarray], op: Operation) -> np.ndarray:
 def _matmul(operands: list[np.ndarray], op: Operation) -> np.ndarray:
     a, b = operands
     dtype = a.dtype
-    if _flag(op, "transpose_a"):
+    if has_flag(op, "transpose_a"):
         a = np.swapaxes(a, -1, -2)
-    if _flag(op, "transpose_b"):
+    if has_flag(op, "transpose_b"):
         b = np.swapaxes(b, -1, -2)
     if dtype in LOW_FLOATS:
         a, b = a.astype(F32), b.astype(F32)
@@ -293,7 +293,7 @@ def _batched_matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def _reduce_axes(op: Operation) -> tuple[tuple[int, ...], bool]:
-    return _ints(op, "axes"), _flag(op, "keepdims")
+    return int_property(op, "axes"), has_flag(op, "keepdims")
 
 
 def _reduce_sum(operands: list[np.ndarray], op: Operation) -> np.ndarray:
@@ -321,7 +321,7 @@ def _extremum(maximum: bool) -> Kernel:
 
 def _transpose(operands: list[np.ndarray], op: Operation) -> np.ndarray:
     (x,) = operands
-    return np.ascontiguousarray(np.transpose(x, _ints(op, "perm")))
+    return np.ascontiguousarray(np.transpose(x, int_property(op, "perm")))
 
 
 def reshape(operands: list[np.ndarray], op: Operation, shape: Sequence[int] | None = None) -> np.ndarray:

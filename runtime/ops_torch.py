@@ -25,9 +25,7 @@ from xdsl.ir import Operation
 
 from sbpc.dialects.sbp_ops import LayerNormOp, ReshapeOp
 from sbpc.runtime import ops_numpy
-from sbpc.runtime.ops_numpy import BF16, result_dtype, result_shape, scalar_as, scalar_value
-from sbpc.runtime.ops_numpy import _flag as has_flag
-from sbpc.runtime.ops_numpy import _ints as int_property
+from sbpc.runtime.ops_numpy import BF16, has_flag, int_property, result_dtype, result_shape, scalar_as, scalar_value
 
 TorchKernel = Callable[[list[torch.Tensor], Operation], torch.Tensor]
 
