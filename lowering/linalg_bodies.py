@@ -124,15 +124,44 @@ def scalar_body(op: Operation, out_elt: Attribute) -> Callable[[Body, Sequence[S
         return lambda b, a: in_f32(b, "math.exp", a, out_elt)
     if isinstance(op, ops.CastOp):
         return lambda b, a: _cast(b, a[0], out_elt)
+    if isinstance(op, ops.GeluOp):
+        return lambda b, a: narrow(b, _gelu(b, widen(b, a[0])), out_elt)
     return None
+
+
+GELU_C = float(np.sqrt(2.0 / np.pi))  # ops_numpy's constant, rounded to f32 as it is there
+
+
+def _gelu(body: Body, w: SSAValue) -> SSAValue:
+    """ops_numpy's `half * w * (one + tanh(c * (w + k * w * w * w)))`, in that evaluation order."""
+    ty = w.type
+
+    def const(value: float) -> SSAValue:
+        return body.const(_const_attr(value, ty), ty)
+
+    cube = const(0.044715)
+    for _ in range(3):
+        cube = body.op("arith.mulf", [cube, w], ty)
+    inner = body.op("arith.mulf", [const(GELU_C), body.op("arith.addf", [w, cube], ty)], ty)
+    one_plus = body.op("arith.addf", [const(1.0), body.op("math.tanh", [inner], ty)], ty)
+    return body.op("arith.mulf", [body.op("arith.mulf", [const(0.5), w], ty), one_plus], ty)
+
+
+def widen(body: Body, x: SSAValue) -> SSAValue:
+    """f16/bf16 extended to f32 (ops_numpy's `_wide`), wider floats as they are."""
+    return x if _width(x.type) >= 32 else body.op("arith.extf", [x], f32)
+
+
+def narrow(body: Body, x: SSAValue, ty: Attribute) -> SSAValue:
+    """The f32 `x` rounded back to `ty` (identity when `x` already has it)."""
+    return x if x.type == ty else body.op("arith.truncf", [x], ty)
 
 
 def in_f32(body: Body, name: str, args: Sequence[SSAValue], ty: Attribute) -> SSAValue:
     """`name` on f16/bf16 computed in f32 and rounded back (the runtime's convention); f32 as is."""
     if _width(ty) >= 32:
         return body.op(name, args, ty)
-    wide = [a if a.type == f32 else body.op("arith.extf", [a], f32) for a in args]
-    return body.op("arith.truncf", [body.op(name, wide, f32)], ty)
+    return narrow(body, body.op(name, [widen(body, a) for a in args], f32), ty)
 
 
 def _guarded(body: Body, name: str, x: SSAValue, y: SSAValue, ty: Attribute) -> SSAValue:

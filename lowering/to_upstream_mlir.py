@@ -21,6 +21,7 @@ from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
     DictionaryAttr,
     FlatSymbolRefAttr,
+    FloatAttr,
     IndexType,
     IntegerAttr,
     ModuleOp,
@@ -44,7 +45,7 @@ from sbpc.dialects.errors import OpError
 from sbpc.dialects.placement import PlacementOp
 from sbpc.dialects.sbp import BroadcastAttr, GlobalTensorType, NdSbpAttr, PartialAttr, ReduceKind, SplitAttr
 from sbpc.dialects.sharding import local_slices
-from sbpc.lowering.linalg_bodies import CMPI_EQ, Body, generic_op, identity, is_float, scalar_body
+from sbpc.lowering.linalg_bodies import CMPI_EQ, Body, generic_op, identity, is_float, narrow, scalar_body, widen
 
 _INDEX = IndexType()
 
@@ -258,6 +259,49 @@ class FuncEmitter:
         target = self.add(generic_op("tensor.from_elements", sizes, [shape_ty])).results[0]
         return self.add(generic_op("tensor.reshape", [x, target], [out])).results[0]
 
+    def layer_norm(self, op: ops.LayerNormOp, x: SSAValue, gamma: SSAValue, beta: SSAValue) -> SSAValue:
+        """ops_numpy's formula over the last axis, in f32 for f16/bf16: mean = Σx/n, c = x - mean,
+        var = Σc²/n, c / sqrt(var + eps) · gamma + beta. Four linalg.generic: two reductions over
+        the last axis, two parallel loops reading the row statistics broadcast."""
+        out = builtin_tensor(op, op.results[0].type)
+        shape = out.get_shape()
+        rank, n = len(shape), shape[-1]
+        if n == DYNAMIC_INDEX:
+            raise OpError(op, f"{op.name}: the normalised last axis of {out} is uneven")
+        wide = f32 if is_float(out.element_type) and out.element_type.bitwidth < 32 else out.element_type  # type: ignore[attr-defined]
+        full, row = TensorType(wide, shape), TensorType(wide, shape[:-1])
+        ident = AffineMap.identity(rank)
+        to_row = AffineMap(rank, 0, tuple(AffineDimExpr(i) for i in range(rank - 1)))
+        last = AffineMap(rank, 0, (AffineDimExpr(rank - 1),))
+        parallel = [IteratorType.PARALLEL] * rank
+        reducing = [IteratorType.PARALLEL] * (rank - 1) + [IteratorType.REDUCTION]
+        count = FloatAttr(float(n), wide)  # type: ignore[arg-type]
+
+        def row_sum(value: SSAValue, square: bool) -> SSAValue:
+            init = self.filled(row, identity(ReduceKind.SUM, wide), lambda k: (x, k))
+            body = Body([builtin_tensor(op, value.type).element_type, wide])
+            v = widen(body, body.args[0])
+            if square:
+                v = body.op("arith.mulf", [v, v], wide)
+            return self.linalg([value], init, [ident, to_row], reducing,
+                               body.region(body.op("arith.addf", [body.args[1], v], wide)))
+
+        total = row_sum(x, False)
+        body = Body([out.element_type, wide, wide])
+        mean = body.op("arith.divf", [body.args[1], body.const(count, wide)], wide)
+        centred = self.linalg([x, total], self.empty(full, lambda k: (x, k)), [ident, to_row, ident], parallel,
+                              body.region(body.op("arith.subf", [widen(body, body.args[0]), mean], wide)))
+        squares = row_sum(centred, True)
+        body = Body([wide, wide, out.element_type, out.element_type, out.element_type])
+        c, sq, g, b = body.args[:4]
+        var = body.op("arith.divf", [sq, body.const(count, wide)], wide)
+        eps = body.const(FloatAttr(op.get_epsilon(), wide), wide)  # type: ignore[arg-type]
+        root = body.op("math.sqrt", [body.op("arith.addf", [var, eps], wide)], wide)
+        scaled = body.op("arith.mulf", [body.op("arith.divf", [c, root], wide), widen(body, g)], wide)
+        result = narrow(body, body.op("arith.addf", [scaled, widen(body, b)], wide), out.element_type)
+        return self.linalg([centred, squares, gamma, beta], self.empty(out, lambda k: (x, k)),
+                           [ident, to_row, last, last, ident], parallel, body.region(result))
+
     # -- collectives -----------------------------------------------------------------------------
 
     def collective(self, op: coll.CollectiveOp, x: SSAValue) -> SSAValue:
@@ -397,6 +441,8 @@ class FuncEmitter:
             return self.transpose(op, args[0])
         if isinstance(op, ops.ReshapeOp):
             return self.reshape(op, args[0])
+        if isinstance(op, ops.LayerNormOp):
+            return self.layer_norm(op, args[0], args[1], args[2])
         scalar = scalar_body(op, builtin_tensor(op, op.results[0].type).element_type)
         if scalar is None:
             raise OpError(op, f"{op.name} has no upstream MLIR form in --emit-mlir")

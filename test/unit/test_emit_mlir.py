@@ -224,3 +224,84 @@ def test_split_axes_mapping(sbp: str, rank: int, expected: list[list[int]]) -> N
     attr = Parser(ctx, f"#sbp.nd<{sbp}>").parse_attribute()
     assert isinstance(attr, NdSbpAttr)
     assert split_axes(attr, rank) == expected
+
+
+RUNNER = shutil.which("mlir-runner-22")
+RUNNER_LIBS = [Path("/usr/lib/llvm-22/lib") / f"lib{n}.so.22.1" for n in ("mlir_c_runner_utils", "mlir_runner_utils")]
+LN_GELU = """sbp.placement @p "cpu" [0]
+func.func @main(%x: !sbp.tensor<2x5xf32, @p, [B]>, %g: !sbp.tensor<5xf32, @p, [B]>, %b: !sbp.tensor<5xf32, @p, [B]>)
+    -> !sbp.tensor<2x5xf32, @p> {
+  %0 = sbp.layer_norm %x, %g, %b {epsilon = 1.0e-03 : f32} : !sbp.tensor<2x5xf32, @p, [B]>,
+      !sbp.tensor<5xf32, @p, [B]>, !sbp.tensor<5xf32, @p, [B]> -> !sbp.tensor<2x5xf32, @p>
+  %1 = sbp.gelu %0 : !sbp.tensor<2x5xf32, @p> -> !sbp.tensor<2x5xf32, @p>
+  func.return %1 : !sbp.tensor<2x5xf32, @p>
+}
+"""
+
+
+@pytest.mark.skipif(MLIR_OPT is None or RUNNER is None or not all(p.exists() for p in RUNNER_LIBS),
+                    reason="mlir-runner-22 and its runtime libraries absent")
+def test_layer_norm_gelu_run_under_mlir_runner(tmp_path: Path) -> None:
+    """The exported layer_norm + gelu, lowered to LLVM by mlir-opt-22 and run by mlir-runner-22,
+    computes what sbp-run computes (ops_numpy) to the printed precision."""
+    import numpy as np
+
+    from sbpc.tools.sbp_run import main as run_main
+
+    rc, mlir, err = _emit(LN_GELU, tmp_path)
+    assert rc == 0, err
+    rng = np.random.default_rng(7)
+    x, g, b = (rng.standard_normal(s).astype(np.float32) for s in ((2, 5), (5,), (5,)))
+    for name, value in (("x", x), ("g", g), ("b", b)):
+        np.save(tmp_path / f"{name}.npy", value)
+    (tmp_path / "prog.mlir").write_text(LN_GELU)
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert run_main([str(tmp_path / "prog.mlir"), "--inputs", ",".join(str(tmp_path / f"{n}.npy") for n in "xgb"),
+                         "--save-outputs", str(tmp_path / "out")]) == 0
+    expected = np.load(tmp_path / "out" / "result0.npy")
+
+    def dense(a: np.ndarray) -> str:
+        text = np.array2string(a, separator=", ", precision=9, floatmode="unique")
+        return f"dense<{text}> : tensor<{'x'.join(map(str, a.shape))}xf32>"
+
+    driver = f"""func.func private @printMemrefF32(memref<*xf32>)
+  func.func @entry() {{
+    %x = arith.constant {dense(x)}
+    %g = arith.constant {dense(g)}
+    %b = arith.constant {dense(b)}
+    %r = func.call @main(%x, %g, %b) : (tensor<2x5xf32>, tensor<5xf32>, tensor<5xf32>) -> tensor<2x5xf32>
+    %m = bufferization.to_buffer %r : tensor<2x5xf32> to memref<2x5xf32>
+    %u = memref.cast %m : memref<2x5xf32> to memref<*xf32>
+    func.call @printMemrefF32(%u) : (memref<*xf32>) -> ()
+    return
+  }}
+"""
+    body = re.sub(r'\s*"shard\.grid".*\n', "\n", mlir).rstrip()
+    end = body.rfind("})")
+    (tmp_path / "run.mlir").write_text(body[:end] + driver + body[end:] + "\n")
+    assert MLIR_OPT is not None and RUNNER is not None
+    passes = ["--one-shot-bufferize=bufferize-function-boundaries", "--convert-linalg-to-loops",
+              "--expand-strided-metadata", "--lower-affine", "--convert-scf-to-cf", "--convert-math-to-llvm",
+              "--convert-to-llvm", "--reconcile-unrealized-casts"]
+    lowered = subprocess.run([MLIR_OPT, str(tmp_path / "run.mlir"), *passes], capture_output=True, text=True,
+                             timeout=60)
+    assert lowered.returncode == 0, lowered.stderr
+    (tmp_path / "low.mlir").write_text(lowered.stdout)
+    ran = subprocess.run([RUNNER, str(tmp_path / "low.mlir"), "-e", "entry", "--entry-point-result=void",
+                          f"--shared-libs={','.join(map(str, RUNNER_LIBS))}"],
+                         capture_output=True, text=True, timeout=60)
+    assert ran.returncode == 0, ran.stderr
+    printed = np.array([float(v) for v in re.findall(r"-?\d+\.\d+(?:e[-+]\d+)?", ran.stdout.split("data =")[1])])
+    np.testing.assert_allclose(printed.reshape(2, 5), expected, rtol=2e-5, atol=1e-5)
+
+
+def test_layer_norm_gelu_bodies(tmp_path: Path) -> None:
+    """gelu is ops_numpy's tanh form, layer_norm two row reductions and a normalisation, both in f32
+    for bf16 (extf in, one truncf out); epsilon as written, the default 1e-5 otherwise."""
+    rc, mlir, err = _emit((ROOT / "test/tools/sbp-run/layer_norm_gelu.mlir").read_text(), tmp_path)
+    assert rc == 0, err
+    assert mlir.count('"math.tanh"') == 2 and mlir.count('"math.sqrt"') == 2
+    assert '"arith.constant"() <{value = 0.797884583 : f32}>' in mlir  # √(2/π) in f32
+    assert '<{value = 1.000000e-03 : f32}>' in mlir and '<{value = 1.000000e-05 : f32}>' in mlir
+    assert re.search(r'"arith\.truncf"\(%\d+\) : \(f32\) -> bf16', mlir)
+    assert not re.search(r'"math\.\w+"\(%\d+\) : \(bf16\)', mlir)  # no math on bf16 itself
