@@ -501,6 +501,12 @@ def builtin_attrs(attrs: dict[str, Attribute]) -> dict[str, Attribute]:
     return kept
 
 
+def _layout(ty: Attribute) -> Attribute | None:
+    """The `#sbp.layout` of a per-rank (encoding) or global (layout parameter) argument type."""
+    layout = ty.encoding if isinstance(ty, TensorType) else getattr(ty, "layout", None)
+    return layout if getattr(layout, "name", "").startswith("sbp.") else None
+
+
 def _translate_func(func: FuncOp, grids: dict[str, PlacementOp], emitter_cls: type[FuncEmitter]) -> FuncOp:
     arg_types = [builtin_tensor(func, t) for t in func.function_type.inputs.data]
     new = FuncOp(func.sym_name.data, (arg_types, [builtin_tensor(func, t) for t in func.function_type.outputs.data]))
@@ -510,12 +516,12 @@ def _translate_func(func: FuncOp, grids: dict[str, PlacementOp], emitter_cls: ty
     emitter.enter(func)
     for op in func.body.block.ops:
         emitter.translate(op)
-    layouts = [t.encoding for t in func.function_type.inputs.data if isinstance(t, TensorType)]
-    if func.arg_attrs is not None or any(getattr(e, "name", "").startswith("sbp.") for e in layouts):
+    layouts = [_layout(t) for t in func.function_type.inputs.data]
+    if func.arg_attrs is not None or any(e is not None for e in layouts):
         attrs = [dict(d.data) for d in func.arg_attrs.data] if func.arg_attrs is not None else [{} for _ in arg_types]
-        for entry, ty in zip(attrs, func.function_type.inputs.data, strict=True):
-            if isinstance(ty, TensorType) and getattr(ty.encoding, "name", "").startswith("sbp."):
-                entry["sbp.layout"] = ty.encoding
+        for entry, layout in zip(attrs, layouts, strict=True):
+            if layout is not None:
+                entry["sbp.layout"] = layout
         new.arg_attrs = ArrayAttr([DictionaryAttr(builtin_attrs(d)) for d in attrs])
     if func.res_attrs is not None:
         new.res_attrs = ArrayAttr([DictionaryAttr(builtin_attrs(dict(d.data))) for d in func.res_attrs.data])

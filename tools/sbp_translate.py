@@ -1,7 +1,9 @@
-"""`sbp-translate FILE --emit-ascendc -o DIR | --emit-mlir [-o OUT]`: Ascend C projects or upstream MLIR.
+"""`sbp-translate FILE --emit-ascendc -o DIR | --emit-mlir [-o OUT] | --import-shard`: Ascend C projects,
+upstream MLIR, or an upstream program imported.
 
 `--emit-mlir` prints the per-rank program (default pipeline through spmdize) in upstream dialects
-only (SPEC §4.2), in generic form, to `-o OUT` or stdout.
+only (SPEC §4.2), in generic form, to `-o OUT` or stdout. `--import-shard` reads a `shard`-annotated
+linalg/tensor/tosa program and prints it in the sbp dialect, ready for `sbp-opt --infer-sbp`.
 
 The program is compiled with `--pipeline` (default: infer-sbp, materialize-boxing, lower-boxing,
 spmdize, lower-to-ascendc) unless it already holds `ascendc.launch` ops, then every kernel is
@@ -42,6 +44,8 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     target.add_argument("--emit-mlir", nargs="?", const="per-rank", choices=["per-rank", "global"],
                         help="print the per-rank program (or, =global, the global program with shard "
                         "annotations) in upstream MLIR dialects (SPEC §4.2)")
+    target.add_argument("--import-shard", action="store_true",
+                        help="read FILE as upstream MLIR with shard annotations and print it as an sbp program")
     parser.add_argument("-o", "--output", default=None,
                         help="output directory (--emit-ascendc) or file (--emit-mlir; default and '-': stdout)")
     parser.add_argument("--pipeline", default=None, help="passes to run first (default: the full pipeline)")
@@ -52,6 +56,8 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _arguments(argv)
+    if args.import_shard:
+        return _import_shard(args)
     if args.emit_mlir is not None:
         return _emit_mlir(args)
     if args.output is None:
@@ -101,9 +107,9 @@ def _pipeline(spec: str) -> PassPipeline | None:
         return None
 
 
-def _compile(args: argparse.Namespace, act: Callable[[Context, ModuleOp], T]) -> T | None:
-    """Read, parse and verify `args.input_file`, then `act` on it; every failure is printed (located
-    where it can be) and gives None."""
+def _compile(args: argparse.Namespace, act: Callable[[Context, ModuleOp], T], ctx: Context | None = None) -> T | None:
+    """Read, parse (in `ctx`, default sbpc's dialects) and verify `args.input_file`, then `act` on it;
+    every failure is printed (located where it can be) and gives None."""
     try:
         source = decode_source(Path(args.input_file).read_bytes(), args.input_file)
     except OSError as error:
@@ -112,8 +118,9 @@ def _compile(args: argparse.Namespace, act: Callable[[Context, ModuleOp], T]) ->
     except DecodeError as error:
         print(error.diagnostic.render(), file=sys.stderr)
         return None
-    ctx = Context()
-    register_dialects(ctx)
+    if ctx is None:
+        ctx = Context()
+        register_dialects(ctx)
     parser = LocatedParser(ctx, source)
     module = None
     try:
@@ -133,6 +140,35 @@ def _compile(args: argparse.Namespace, act: Callable[[Context, ModuleOp], T]) ->
     return None
 
 
+def _import_shard(args: argparse.Namespace) -> int:
+    """`--import-shard`: the shard-annotated upstream program FILE as an sbp program (custom form)."""
+    from sbpc.lowering.from_upstream_shard import import_context, import_shard
+
+    def translate(ctx: Context, module: ModuleOp) -> str:
+        imported = import_shard(module)
+        verify_program(imported)
+        text = StringIO()
+        Printer(stream=text).print_op(imported)
+        return text.getvalue() + "\n"
+
+    return _write(args, _compile(args, translate, import_context()))
+
+
+def _write(args: argparse.Namespace, text: str | None) -> int:
+    """Print `text` to `-o` or stdout; 1 if it is None (the failure was printed) or cannot be written."""
+    if text is None:
+        return 1
+    if args.output in (None, "-"):
+        sys.stdout.write(text)
+        return 0
+    try:
+        Path(args.output).write_text(text)
+    except OSError as error:
+        print(f"error: cannot write {args.output}: {error.strerror or error}", file=sys.stderr)
+        return 1
+    return 0
+
+
 def _emit_mlir(args: argparse.Namespace) -> int:
     """`--emit-mlir[=global]`: compile (through spmdize, or infer-sbp for the global form), print the
     program in upstream dialects (generic form) to `-o` or stdout."""
@@ -150,15 +186,4 @@ def _emit_mlir(args: argparse.Namespace) -> int:
         Printer(stream=text, print_generic_format=True).print_op(upstream)
         return text.getvalue() + "\n"
 
-    text = _compile(args, translate)
-    if text is None:
-        return 1
-    if args.output in (None, "-"):
-        sys.stdout.write(text)
-        return 0
-    try:
-        Path(args.output).write_text(text)
-    except OSError as error:
-        print(f"error: cannot write {args.output}: {error.strerror or error}", file=sys.stderr)
-        return 1
-    return 0
+    return _write(args, _compile(args, translate))
