@@ -61,7 +61,7 @@ from sbpc.dialects.sbp import (
 )
 from sbpc.dialects.sbp_dialect import SBP
 from sbpc.dialects.sharding import balanced_range
-from sbpc.lowering.raise_linalg import AUXILIARY, Raised, Raiser, tensor_type
+from sbpc.lowering.raise_linalg import AUXILIARY, Raised, Raiser, op_name, tensor_type
 
 UPSTREAM_DIALECTS = ("builtin", "func", "arith", "math", "linalg", "tensor", "tosa", "shard", "scf")
 DEFAULT_DEVICE_TYPE = "npu"
@@ -227,7 +227,7 @@ class FuncImporter:
             value.name_hint = old.name_hint
         block = new.body.block
         for op in self.func.body.block.ops:
-            if op in self.absorbed or op.name in self.SKIPPED or (
+            if op in self.absorbed or op_name(op) in self.SKIPPED or (
                     op.results and not any(isinstance(r.type, TensorType) for r in op.results)):
                 continue  # init tensors, constants, index arithmetic of shapes: never data here
             if isinstance(op, ReturnOp):
@@ -248,7 +248,7 @@ class FuncImporter:
                     layout: LayoutAttr | None = None) -> GlobalTensorType:
         shape = ty.get_shape()
         if any(n == DYNAMIC_INDEX for n in shape):
-            raise OpError(op, f"{op.name}: {ty} has a dynamic dim; sbp global tensors have static shapes")
+            raise OpError(op, f"{op_name(op)}: {ty} has a dynamic dim; sbp global tensors have static shapes")
         return GlobalTensorType(shape, ty.element_type, grid.name, sbp, layout)
 
     def layout(self, index: int) -> LayoutAttr | None:
@@ -270,8 +270,8 @@ class FuncImporter:
 
     def value(self, user: Operation, v: SSAValue) -> SSAValue:
         if v not in self.values:
-            what = v.owner.name if isinstance(v.owner, Operation) else "a block argument"
-            raise OpError(user, f"{user.name}: an operand produced by {what} has no sbp form (constants and "
+            what = op_name(v.owner) if isinstance(v.owner, Operation) else "a block argument"
+            raise OpError(user, f"{op_name(user)}: an operand produced by {what} has no sbp form (constants and "
                           "init tensors can only be a linalg op's outs)")
         return self.values[v]
 
@@ -297,17 +297,17 @@ class FuncImporter:
         found = self.raiser.layer_norm(op)
         if found is not None:
             return found[0]
-        if op.name == "linalg.generic":
+        if op_name(op) == "linalg.generic":
             return self.raiser.generic(op)
         raised = self.raiser.named(op)
         if raised is None:
-            raise OpError(op, f"{op.name} has no sbp form (--import-shard reads linalg, tensor reshapes, tosa "
+            raise OpError(op, f"{op_name(op)} has no sbp form (--import-shard reads linalg, tensor reshapes, tosa "
                           "and shard annotations)")
         return raised
 
     def build(self, op: Operation, raised: Raised, block: Block) -> None:
         if len(op.results) != 1:
-            raise OpError(op, f"{op.name} with {len(op.results)} results has no sbp form")
+            raise OpError(op, f"{op_name(op)} with {len(op.results)} results has no sbp form")
         operands = [self.value(op, v) for v in raised.operands]
         hint = [self.reads.get(v) for v in raised.operands]
         first = operands[0].type
@@ -342,7 +342,7 @@ def import_shard(module: ModuleOp) -> ModuleOp:
         elif isinstance(op, FuncOp):
             funcs.append(op)
         else:
-            raise OpError(op, f"{op.name} at module level has no sbp form (expected shard.grid and func.func)")
+            raise OpError(op, f"{op_name(op)} at module level has no sbp form (expected shard.grid and func.func)")
     if not grids and funcs:
         raise OpError(funcs[0], "the module has no shard.grid: nothing says which devices the program runs on")
     for func in funcs:
@@ -356,6 +356,6 @@ def import_shard(module: ModuleOp) -> ModuleOp:
         try:
             new.verify()
         except VerifyException as error:
-            raise OpError(origin, f"{origin.name} as {new.name}: {error}") from error
+            raise OpError(origin, f"{op_name(origin)} as {new.name}: {error}") from error
     return imported
 

@@ -75,7 +75,7 @@ class Raised:
 def tensor_type(op: Operation, value: SSAValue) -> TensorType:
     ty = value.type
     if not isinstance(ty, TensorType):
-        raise OpError(op, f"{op.name}: operand of type {ty} is not a ranked tensor")
+        raise OpError(op, f"{op_name(op)}: operand of type {ty} is not a ranked tensor")
     return ty
 
 
@@ -155,7 +155,7 @@ class Raiser:
         if not ins:
             return None
         if len(outs) != 1:
-            raise OpError(op, f"{op.name} with {len(outs)} outputs has no sbp form")
+            raise OpError(op, f"{op_name(op)} with {len(outs)} outputs has no sbp form")
         maps = [m.data for m in _prop(op, "indexing_maps").data]  # type: ignore[union-attr]
         iterators = [str(it.data) for it in _prop(op, "iterator_types").data]  # type: ignore[union-attr]
         block = op.regions[0].blocks.first
@@ -164,13 +164,13 @@ class Raiser:
         if "reduction" in iterators or _uses(expr, ("arg", len(ins))):  # reads its init: a reduction
             return self.reduction(op, ins, outs[0], maps, iterators, expr)
         if maps[-1] != AffineMap.identity(len(iterators)):
-            raise OpError(op, f"{op.name}: output indexing map {maps[-1]} is not the identity")
+            raise OpError(op, f"{op_name(op)}: output indexing map {maps[-1]} is not the identity")
         if expr == ("arg", 0) and len(ins) == 1:  # a transpose, or a copy (its identity permutation)
             perm = _permutation(maps[0])
             same_type = tensor_type(op, ins[0]).element_type == tensor_type(op, outs[0]).element_type
             if perm is not None and perm != list(range(len(perm))):
                 if not same_type:
-                    raise OpError(op, f"{op.name}: a transpose that also casts has no sbp form")
+                    raise OpError(op, f"{op_name(op)}: a transpose that also casts has no sbp form")
                 return Raised(ops.TransposeOp, list(ins), {"perm": DenseArrayBase.from_list(i64, perm)})
         out_ty = tensor_type(op, outs[0])
         for value, m in zip(ins, maps, strict=False):
@@ -198,7 +198,7 @@ class Raiser:
             return Raised(cls, list(ins), props)
         if expr == ("arg", 0) and types[0] == types[-1]:
             return Raised(ops.CastOp, list(ins))  # a copy: the identity, as a cast to the same type
-        raise OpError(op, f"{op.name}: the body {_render(expr)} is not an sbp elementwise op")
+        raise OpError(op, f"{op_name(op)}: the body {_render(expr)} is not an sbp elementwise op")
 
     def reduction(self, op: Operation, ins: Sequence[SSAValue], out: SSAValue, maps: list[AffineMap],
                   iterators: list[str], expr: Expr) -> Raised:
@@ -208,7 +208,8 @@ class Raiser:
         rank = len(out_ty.get_shape())
         if maps[-1] != AffineMap(loops, 0, tuple(AffineDimExpr(i) for i in range(rank))) or any(
                 it != "parallel" for it in iterators[:rank]) or any(it != "reduction" for it in iterators[rank:]):
-            raise OpError(op, f"{op.name}: a reduction whose output is not its leading parallel loops has no sbp form")
+            raise OpError(op, f"{op_name(op)}: a reduction whose output is not its leading parallel loops "
+                          "has no sbp form")
         acc = ("arg", n)
         if n == 1 and len(expr) == 3 and expr[0] in _REDUCE_KINDS and set(expr[1:]) == {acc, ("arg", 0)}:
             kind = _REDUCE_KINDS[str(expr[0])]
@@ -217,7 +218,7 @@ class Raiser:
             axes: list[int] = []
             for i, e in enumerate(in_map.results):
                 if not isinstance(e, AffineDimExpr):
-                    raise OpError(op, f"{op.name}: input indexing map {in_map} is not a projection")
+                    raise OpError(op, f"{op_name(op)}: input indexing map {in_map} is not a projection")
                 if e.position >= rank:
                     axes.append(i)
             in_rank = len(tensor_type(op, ins[0]).get_shape())
@@ -228,7 +229,7 @@ class Raiser:
         if n == 2 and loops == rank + 1 and _is_multiply_accumulate(expr, acc):
             self.require_fill(op, out, ReduceKind.SUM)
             return self.matmul(op, ins, maps, rank)
-        raise OpError(op, f"{op.name}: the reduction body {_render(expr)} is not a sum, max, min or matmul")
+        raise OpError(op, f"{op_name(op)}: the reduction body {_render(expr)} is not a sum, max, min or matmul")
 
     def matmul(self, op: Operation, ins: Sequence[SSAValue], maps: Sequence[AffineMap], rank: int) -> Raised:
         """Loops (batch..., m, n, k): a reads (m, k) or, transposed, (k, m); b (k, n) or (n, k)."""
@@ -238,7 +239,7 @@ class Raiser:
                                                   (ins[1], maps[1], ((k, n), (n, k)), "transpose_b")):
             dims = [e.position if isinstance(e, AffineDimExpr) else None for e in mp.results]
             if len(dims) < 2 or tuple(dims[-2:]) not in (plain, flipped):
-                raise OpError(op, f"{op.name}: indexing map {mp} is not a matmul operand's")
+                raise OpError(op, f"{op_name(op)}: indexing map {mp} is not a matmul operand's")
             if tuple(dims[-2:]) == flipped:
                 props[flag] = UnitAttr()
             ty = tensor_type(op, value)
@@ -261,7 +262,7 @@ class Raiser:
             value = constants[0] if constants else None
         elt = tensor_type(op, init).element_type
         if value is None or _number(value) != _number(identity(kind, elt)):
-            raise OpError(op, f"{op.name}: the init of a {kind.value} reduction must be a tensor filled with "
+            raise OpError(op, f"{op_name(op)}: the init of a {kind.value} reduction must be a tensor filled with "
                           f"{_number(identity(kind, elt))} (sbp ops do not accumulate into a value)")
 
     # -- named linalg, tensor and tosa ops -------------------------------------------------------
@@ -271,7 +272,7 @@ class Raiser:
         generic: (x, gamma, beta, epsilon) and the three generics it absorbs; None if not one."""
         ins, _ = _segments(op)
         block = op.regions[0].blocks.first if op.regions else None
-        if op.name != "linalg.generic" or len(ins) != 4 or block is None:
+        if op_name(op) != "linalg.generic" or len(ins) != 4 or block is None:
             return None
         expr, constants = body_expression(block)
         norm = ("arith.addf", ("arith.mulf", ("arith.divf", ("arg", 0), ("math.sqrt", ("arith.addf", (
@@ -302,7 +303,7 @@ class Raiser:
 
     def named(self, op: Operation) -> Raised | None:
         """A named op as an sbp op; None if `op` is not one the importer knows."""
-        name = op.name
+        name = op_name(op)
         if name in ("linalg.matmul", "linalg.batch_matmul"):
             ins, outs = _segments(op)
             self.require_fill(op, outs[0], ReduceKind.SUM)
@@ -321,7 +322,7 @@ class Raiser:
         return None
 
     def tosa(self, op: Operation) -> Raised:
-        cls, arity = _TOSA[op.name]
+        cls, arity = _TOSA[op_name(op)]
         data = list(op.operands[:arity])
         props: dict[str, Attribute] = {}
         if cls is ops.TransposeOp:
@@ -332,7 +333,7 @@ class Raiser:
         elif cls in _REDUCE_OPS.values():
             axis = _prop(op, "axis")
             if not isinstance(axis, IntegerAttr):
-                raise OpError(op, f"{op.name} needs an integer axis attribute")
+                raise OpError(op, f"{op_name(op)} needs an integer axis attribute")
             props = {"axes": DenseArrayBase.from_list(i64, [axis.value.data]), "keepdims": UnitAttr()}
         elif cls is ops.MulOp and len(op.operands) > 2 and not _is_zero_constant(op.operands[2]):
             raise OpError(op, "tosa.mul with a non-zero shift has no sbp form")
@@ -376,7 +377,7 @@ def _check_broadcast(op: Operation, ty: TensorType, shape: Sequence[int], out_ra
         ok = (isinstance(e, AffineDimExpr) and e.position == lead + j) or (
             isinstance(e, AffineConstantExpr) and e.value == 0 and shape[j] == 1)
         if not ok or lead < 0 or len(m.results) != len(shape):
-            raise OpError(op, f"{op.name}: indexing map {m} of {ty} is not numpy broadcasting")
+            raise OpError(op, f"{op_name(op)}: indexing map {m} of {ty} is not numpy broadcasting")
 
 
 def _uses(expr: Expr, leaf: Expr) -> bool:
@@ -404,7 +405,7 @@ def _scalar(value: float | int | None, elt: Attribute) -> Attribute:
 
 def _is_zero_constant(value: SSAValue) -> bool:
     owner = value.owner
-    if not isinstance(owner, Operation) or owner.name not in ("tosa.const", "arith.constant"):
+    if not isinstance(owner, Operation) or op_name(owner) not in ("tosa.const", "arith.constant"):
         return False
     attr = _prop(owner, "values") if _prop(owner, "values") is not None else _prop(owner, "value")
     values = getattr(attr, "get_values", lambda: None)()
