@@ -38,7 +38,7 @@ DEFAULT_PIPELINE = "infer-sbp,materialize-boxing,lower-boxing,spmdize,lower-to-a
 
 def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="sbp-translate", description=__doc__.splitlines()[0])
-    parser.add_argument("input_file", help="program (.mlir)")
+    parser.add_argument("input_file", help="program (.mlir; '-' reads stdin)")
     target = parser.add_mutually_exclusive_group(required=True)
     target.add_argument("--emit-ascendc", action="store_true", help="write the Ascend C projects")
     target.add_argument("--emit-mlir", nargs="?", const="per-rank", choices=["per-rank", "global"],
@@ -112,7 +112,9 @@ def _compile(args: argparse.Namespace, act: Callable[[Context, ModuleOp], T], ct
     upstream program is mlir-opt's to verify, xDSL's few upstream verifiers differ), then `act` on
     it; every failure is printed (located where it can be) and gives None."""
     try:
-        source = decode_source(Path(args.input_file).read_bytes(), args.input_file)
+        stdin = args.input_file == "-"  # mlir-opt's convention, as in sbp-opt
+        data = sys.stdin.buffer.read() if stdin else Path(args.input_file).read_bytes()
+        source = decode_source(data, "<stdin>" if stdin else args.input_file)
     except OSError as error:
         print(f"error: cannot read {args.input_file}: {error}", file=sys.stderr)
         return None
