@@ -123,3 +123,20 @@ class GlobalEmitter(FuncEmitter):
 def to_upstream_global(module: ModuleOp) -> ModuleOp:
     """The inferred global `module` as upstream MLIR with sbpc's shardings as `shard` annotations."""
     return to_upstream_mlir(module, GlobalEmitter)
+
+
+class InputsOnlyEmitter(GlobalEmitter):
+    """Only the arguments annotated: the program as a user hands it to MLIR's own propagation
+    (`--sharding-propagation`), with sbpc's choices left out."""
+
+    def translate(self, op: Operation) -> None:
+        if isinstance(op, ReturnOp):
+            self.add(generic_op("func.return", [self.values[v] for v in op.operands]))
+            return
+        args = [self.values[v] for v in op.operands]
+        self.values[op.results[0]] = args[0] if isinstance(op, ops.ConversionOp) else self.compute(op, args)
+
+
+def to_upstream_inputs_only(module: ModuleOp) -> ModuleOp:
+    """The global `module` (arguments with SBPs; inference not needed) with only its arguments annotated."""
+    return to_upstream_mlir(module, InputsOnlyEmitter)
