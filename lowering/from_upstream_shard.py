@@ -19,7 +19,6 @@ split, a grid axis list not in ascending (major-first = sbp's mesh-axis order) o
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from typing import ClassVar
 
 from xdsl.context import Context
@@ -60,8 +59,8 @@ from sbpc.dialects.sbp import (
     SplitAttr,
 )
 from sbpc.dialects.sbp_dialect import SBP
-from sbpc.dialects.sharding import balanced_range
 from sbpc.lowering.raise_linalg import AUXILIARY, Raised, Raiser, op_name, tensor_type
+from sbpc.lowering.to_upstream_global import balanced_offsets
 
 UPSTREAM_DIALECTS = ("builtin", "func", "arith", "math", "linalg", "tensor", "tosa", "shard", "scf")
 DEFAULT_DEVICE_TYPE = "npu"
@@ -152,9 +151,9 @@ def nd_sbp_of(shard: ShardOp, grids: dict[str, Grid]) -> tuple[Grid, NdSbpAttr]:
                 raise OpError(sharding, f"shard.sharding: grid axis {a} splits two tensor dims")
             entries[a] = SplitAttr(dim)
     offsets = [int(v) for v in sharding.static_sharded_dims_offsets.get_values()]
-    if offsets and offsets != _balanced_offsets(shape, axes, grid.shape):
+    if offsets and offsets != balanced_offsets(shape, axes, grid.shape):
         raise OpError(sharding, f"shard.sharding: sharded_dims_offsets {offsets} are not the balanced split "
-                      f"of {list(shape)} (expected {_balanced_offsets(shape, axes, grid.shape)}); sbp splits only "
+                      f"of {list(shape)} (expected {balanced_offsets(shape, axes, grid.shape)}); sbp splits only "
                       "that way")
     pending = shard.attributes.get("sbp.pending")
     if isinstance(pending, StringAttr):
@@ -164,18 +163,6 @@ def nd_sbp_of(shard: ShardOp, grids: dict[str, Grid]) -> tuple[Grid, NdSbpAttr]:
                 raise OpError(shard, f"shard.shard: sbp.pending names grid axis {a}, which is not replicated")
             entries[a] = PartialAttr(ReduceKind(kind[2:-1]) if "(" in kind else ReduceKind.SUM)
     return grid, NdSbpAttr(entries)
-
-
-def _balanced_offsets(shape: Sequence[int], axes: list[list[int]], hierarchy: Sequence[int]) -> list[int]:
-    offsets: list[int] = []
-    for dim, mesh_axes in enumerate(axes):
-        if not mesh_axes:
-            continue
-        parts = 1
-        for a in mesh_axes:
-            parts *= hierarchy[a]
-        offsets += [balanced_range(shape[dim], parts, i)[0] for i in range(parts)] + [shape[dim]]
-    return offsets
 
 
 class FuncImporter:

@@ -10,6 +10,7 @@ value after its pending all-reduce (those mesh axes replicated), the kind kept a
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from xdsl.dialects.builtin import (
@@ -47,19 +48,23 @@ def split_axes(sbp: NdSbpAttr, rank: int) -> list[list[int]]:
     return axes or [[]]
 
 
-def _offsets(shape: Sequence[int], axes: list[list[int]], hierarchy: Sequence[int]) -> list[int] | None:
-    """`sharded_dims_offsets` (n+1 per split dim, balanced split) when some split is uneven, else None."""
+def balanced_offsets(shape: Sequence[int], axes: list[list[int]], hierarchy: Sequence[int]) -> list[int]:
+    """`sharded_dims_offsets` of the balanced split: n+1 offsets per split dim."""
     offsets: list[int] = []
-    uneven = False
     for dim, mesh_axes in enumerate(axes):
         if not mesh_axes:
             continue
         parts = 1
         for a in mesh_axes:
             parts *= hierarchy[a]
-        uneven |= shape[dim] % parts != 0
         offsets += [balanced_range(shape[dim], parts, i)[0] for i in range(parts)] + [shape[dim]]
-    return offsets if uneven else None
+    return offsets
+
+
+def _offsets(shape: Sequence[int], axes: list[list[int]], hierarchy: Sequence[int]) -> list[int] | None:
+    """The balanced `sharded_dims_offsets` when some split is uneven, else None (MLIR's default)."""
+    uneven = any(shape[dim] % math.prod(hierarchy[a] for a in mesh_axes) for dim, mesh_axes in enumerate(axes))
+    return balanced_offsets(shape, axes, hierarchy) if uneven else None
 
 
 class GlobalEmitter(FuncEmitter):
