@@ -27,7 +27,7 @@ endif()
 
 # msOpGen copies the toolkit's project helpers (cmake/*.cmake, cmake/util/, scripts/) into every project
 # it generates. sbpc ships no CANN file: the first configure copies them from the toolkit (newer toolkits
-# keep tools/ under toolkit/), the common utilities first so the customize ones win.
+# keep tools/ under toolkit/); a common utility fills in only where customize/ has none.
 if(NOT EXISTS "${{CMAKE_CURRENT_SOURCE_DIR}}/cmake/func.cmake")
   set(SBPC_OP_TEMPLATES "")
   foreach(tools_dir IN ITEMS tools toolkit/tools)
@@ -42,10 +42,13 @@ if(NOT EXISTS "${{CMAKE_CURRENT_SOURCE_DIR}}/cmake/func.cmake")
                         "toolkit/tools: set ASCEND_CANN_PACKAGE_PATH (CMakePresets.json) to a CANN toolkit")
   endif()
   message(STATUS "sbpc: op project helpers from ${{SBPC_OP_TEMPLATES}}")
-  if(IS_DIRECTORY "${{SBPC_OP_TEMPLATES}}/common/util")
-    file(COPY "${{SBPC_OP_TEMPLATES}}/common/util/" DESTINATION "${{CMAKE_CURRENT_SOURCE_DIR}}/cmake/util")
-  endif()
   file(COPY "${{SBPC_OP_TEMPLATES}}/customize/cmake/" DESTINATION "${{CMAKE_CURRENT_SOURCE_DIR}}/cmake")
+  file(GLOB SBPC_COMMON_UTILS RELATIVE "${{SBPC_OP_TEMPLATES}}/common/util" "${{SBPC_OP_TEMPLATES}}/common/util/*")
+  foreach(util IN LISTS SBPC_COMMON_UTILS)
+    if(NOT EXISTS "${{CMAKE_CURRENT_SOURCE_DIR}}/cmake/util/${{util}}")
+      file(COPY "${{SBPC_OP_TEMPLATES}}/common/util/${{util}}" DESTINATION "${{CMAKE_CURRENT_SOURCE_DIR}}/cmake/util")
+    endif()
+  endforeach()
   if(IS_DIRECTORY "${{SBPC_OP_TEMPLATES}}/customize/scripts")
     file(COPY "${{SBPC_OP_TEMPLATES}}/customize/scripts/" DESTINATION "${{CMAKE_CURRENT_SOURCE_DIR}}/scripts")
   endif()
@@ -179,7 +182,7 @@ target=${{1:-package}}
 toolkit=${{ASCEND_CANN_PACKAGE_PATH:-${{ASCEND_HOME_PATH:-}}}}
 overrides=()
 if [ -n "$toolkit" ]; then
-  overrides+=("-DASCEND_CANN_PACKAGE_PATH=$toolkit")
+  overrides+=("-DASCEND_CANN_PACKAGE_PATH:PATH=$toolkit")
 fi
 
 rm -rf "$build_dir"
