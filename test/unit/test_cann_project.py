@@ -239,9 +239,10 @@ def test_emitted_kernel_compiles_with_the_shim_only_through_the_tiling_header(pr
 
 @pytest.mark.skipif(shutil.which(CXX) is None, reason="needs g++")
 def test_emitted_host_source_compiles_with_the_host_shim(project) -> None:
+    """op_host/<op>.cpp as it lies in the project, in C++11: the toolkit's intf_pub compiles host code so."""
     for name in KINDS:
         host = project / name / "op_host"
-        cmd = [CXX, "-std=c++17", "-Wall", "-Werror", "-fsyntax-only", f"-I{HOST_SHIM}", f"-I{DEVICE_SHIM}",
+        cmd = [CXX, "-std=c++11", "-Wall", "-Werror", "-fsyntax-only", f"-I{HOST_SHIM}", f"-I{DEVICE_SHIM}",
                str(host / f"{name}.cpp")]  # fmt: skip
         res = subprocess.run(cmd, capture_output=True, text=True)
         assert res.returncode == 0, res.stderr
