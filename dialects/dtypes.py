@@ -52,6 +52,8 @@ class ElementType:
     """The kernel's Cast round modes T -> fp32 and fp32 -> T (None: T is fp32, no cast)."""
     tolerance: tuple[float, float] | None = None
     """(rtol, atol) of the simulator's check when float sums are reordered (None: exact)."""
+    msopgen: str | None = None
+    """Spelling in an msOpGen op prototype JSON's `type` lists (the emitted CANN project's `<op>.json`)."""
 
     def numpy_dtype(self) -> np.dtype:
         """The numpy dtype (ml_dtypes for bfloat16 and the fp8 types)."""
@@ -68,13 +70,15 @@ class ElementType:
 
 ELEMENT_TYPES: tuple[ElementType, ...] = (
     ElementType("f32", 4, True, Float32Type(), "float32", "float", "DT_FLOAT", 0, ("float32", "float", "fp32"),
-                in_ir=True, fmod_kernel=True, tolerance=(1e-5, 1e-5)),
+                in_ir=True, fmod_kernel=True, tolerance=(1e-5, 1e-5), msopgen="float"),
     ElementType("f16", 2, True, Float16Type(), "float16", "half", "DT_FLOAT16", 1, ("float16", "half", "fp16"),
-                in_ir=True, fmod_kernel=True, cast_up="CAST_NONE", cast_down="CAST_NONE", tolerance=(1e-2, 1e-2)),
+                in_ir=True, fmod_kernel=True, cast_up="CAST_NONE", cast_down="CAST_NONE", tolerance=(1e-2, 1e-2),
+                msopgen="float16"),
     ElementType("bf16", 2, True, BFloat16Type(), "bfloat16", "bfloat16_t", "DT_BF16", 27, ("bfloat16", "bfloat16_t"),
-                in_ir=True, fmod_kernel=True, cast_up="CAST_NONE", cast_down="CAST_RINT", tolerance=(3e-2, 3e-2)),
+                in_ir=True, fmod_kernel=True, cast_up="CAST_NONE", cast_down="CAST_RINT", tolerance=(3e-2, 3e-2),
+                msopgen="bf16"),
     ElementType("i16", 2, False, IntegerType(16), "int16", "int16_t", "DT_INT16", 6, ("int16", "int16_t"),
-                in_ir=True, fmod_kernel=True, cast_up="CAST_NONE", cast_down="CAST_RINT"),
+                in_ir=True, fmod_kernel=True, cast_up="CAST_NONE", cast_down="CAST_RINT", msopgen="int16"),
     ElementType("i32", 4, False, IntegerType(32), "int32", "int32_t", "DT_INT32", 3, ("int32", "int32_t"), in_ir=True),
     ElementType("i64", 8, False, IntegerType(64), "int64", "int64_t", "DT_INT64", 9, ("int64", "int64_t"), in_ir=True),
     ElementType("i8", 1, False, IntegerType(8), "int8", "int8_t", "DT_INT8", 2, ("int8", "int8_t")),

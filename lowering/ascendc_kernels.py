@@ -14,7 +14,6 @@ the same operands, how far the formula lands from C fmod, which `sbp-run --check
 from __future__ import annotations
 
 import hashlib
-import os
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -27,6 +26,7 @@ from xdsl.ir import Operation
 from sbpc.dialects import dtypes
 from sbpc.lowering.ascendc_printer import AscendCPrinter, tiling_header
 from sbpc.lowering.ascendc_runtime import compile_kernel, run_kernel
+from sbpc.lowering.cann_project import write_atomic
 from sbpc.lowering.roofline import LaunchProfile, profile_launch
 from sbpc.lowering.soc import DEFAULT_SOC
 from sbpc.lowering.tiling import TensorView, compute_tiling
@@ -52,22 +52,9 @@ def kernel_source_dir(name: str) -> Path:
     digest = hashlib.sha256((kernel.text + header).encode()).hexdigest()[:16]
     root = Path(tempfile.gettempdir()) / "sbpc-kernels" / f"{name}-{digest}"
     root.mkdir(parents=True, exist_ok=True)
-    _write_atomic(root / f"{name}.cpp", kernel.text)
-    _write_atomic(root / f"{name}_tiling.h", header)
+    write_atomic(root / f"{name}.cpp", kernel.text)
+    write_atomic(root / f"{name}_tiling.h", header)
     return root
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    """Write through a private temp file and rename it in place: ranks building the same kernel at once
-    share `path`, and a plain write let one compile a file another was still truncating and writing."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 @cache

@@ -2,13 +2,16 @@
 
 `AscendCPrinter.print(op)` dispatches on the op class (functools.singledispatchmethod, as
 xdsl/backend/wgsl/wgsl_printer.py does): an `ascendc.kernel` prints the kernel source whose per-tile
-compute comes from the kernel's region, one line per op. `emit_project` writes, per kernel:
+compute comes from the kernel's region, one line per op. `emit_project` writes, per kernel, a complete
+msOpGen-style project (its build files: `lowering/cann_project.py`):
 
     DIR/<kernel>/op_kernel/<kernel>.cpp       the kernel: TILING_KEY_IS(0..4) branches, all four dtypes
-    DIR/<kernel>/op_host/<kernel>_tiling.h    BEGIN_TILING_DATA_DEF(FmodTilingData) ...
+    DIR/<kernel>/op_host/<kernel>_tiling.h    BEGIN_TILING_DATA_DEF(FmodTilingData) ... REGISTER_TILING_DATA_CLASS
     DIR/<kernel>/op_host/<kernel>.cpp         TilingFunc, InferShape, OpDef (ascend910b, ascend910_93)
     DIR/<kernel>/op_host/aclnn_<kernel>.h     the aclnn two-stage API
     DIR/<kernel>/tiling.json                  the concrete tiling of every launch and rank
+    DIR/<kernel>/CMakeLists.txt ...            the build files: CMakePresets.json, build.sh, the op prototype
+                                              <kernel>.json, {framework,op_host,op_kernel}/CMakeLists.txt
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from xdsl.ir import Attribute, Operation
 
 from sbpc.dialects import ascendc, dtypes
 from sbpc.lowering import kernel_template as tpl
+from sbpc.lowering.cann_project import CANN_PACKAGE_PATH, EXECUTABLE, project_files, write_atomic
 from sbpc.lowering.host_tiling_cpp import host_includes, host_opdef_source, host_tiling_source, tiling_data_header
 from sbpc.lowering.soc import ALIGN_BYTES
 
@@ -93,7 +97,6 @@ class AscendCPrinter:
         branches.append("  }\n")
         self.stream.write(
             tpl.KERNEL.format(
-                tiling_header=f"{name}_tiling.h",
                 align_bytes=ALIGN_BYTES,
                 cls=cls,
                 other_param=other_param,
@@ -246,37 +249,38 @@ def attr_to_json(attr: Attribute) -> Any:
     return str(attr)
 
 
-def emit_project(module: ModuleOp, out_dir: Path) -> list[Path]:
-    """Write the CANN project of every kernel in `module`; return the files written."""
+def emit_project(module: ModuleOp, out_dir: Path, cann_path: str = CANN_PACKAGE_PATH) -> list[Path]:
+    """Write the CANN project of every kernel in `module` (each file atomically); return the files written.
+    `cann_path` is the toolkit CMakePresets.json names (ASCEND_CANN_PACKAGE_PATH)."""
     written: list[Path] = []
     kernels = [op for op in module.walk() if isinstance(op, ascendc.KernelOp)]
     launches = [op for op in module.walk() if isinstance(op, ascendc.LaunchOp)]
     for kernel in kernels:
         name, op_type = kernel.sym_name.data, kernel.op_type.data
         root = out_dir / name
-        (root / "op_kernel").mkdir(parents=True, exist_ok=True)
-        (root / "op_host").mkdir(parents=True, exist_ok=True)
         stream = _Capture()
         AscendCPrinter(stream).print(kernel)  # type: ignore[arg-type]
         files = {
-            root / "op_kernel" / f"{name}.cpp": stream.text,
-            root / "op_host" / f"{name}_tiling.h": tiling_header(name, op_type),
-            root / "op_host" / f"{name}.cpp": host_source(name, op_type),
-            root / "op_host" / f"aclnn_{name}.h": aclnn_header(name, op_type),
+            f"op_kernel/{name}.cpp": stream.text,
+            f"op_host/{name}_tiling.h": tiling_header(name, op_type),
+            f"op_host/{name}.cpp": host_source(name, op_type),
+            f"op_host/aclnn_{name}.h": aclnn_header(name, op_type),
         }
         mine = [launch for launch in launches if launch.kernel.root_reference.data == name]
-        files[root / "tiling.json"] = json.dumps(
+        ranks = [[attr_to_json(t) for t in launch.tilings.data] for launch in mine]
+        files["tiling.json"] = json.dumps(
             {
                 "kernel": name,
                 "op_type": op_type,
-                "launches": [
-                    {"index": i, "ranks": [attr_to_json(t) for t in launch.tilings.data]}
-                    for i, launch in enumerate(mine)
-                ],
+                "launches": [{"index": i, "ranks": tilings} for i, tilings in enumerate(ranks)],
             },
             indent=2,
         ) + "\n"
-        for path, text in files.items():
-            path.write_text(text, encoding="utf-8")
+        socs = {t["soc"] for tilings in ranks for t in tilings if isinstance(t, dict) and "soc" in t}
+        files.update(project_files(name, op_type, socs, cann_path))
+        for relative, text in files.items():
+            path = root / relative
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write_atomic(path, text, 0o755 if relative in EXECUTABLE else 0o644)
             written.append(path)
     return written

@@ -121,8 +121,12 @@ def compile_kernel(
 
     Flags: ``g++ -std=c++17 -Wall -Werror -O1 -fPIC -I lowering/shim -I <tiling_header_dir>
     -DDTYPE_SELF=<half|float|bfloat16_t|int16_t> (DTYPE_OTHER, DTYPE_OUT alike) -DSBP_KERNEL_ENTRY=<entry>
-    -DSBP_KERNEL_SCALAR=<0|1> <extra_flags>``. `dtype` is bf16/f16/f32/i16 (or half, float, bfloat16, int16,
-    a numpy dtype). `scalar` selects the fmod_scalar entry (no `other`); `entry` overrides the symbol.
+    -DSBP_KERNEL_SCALAR=<0|1> [-DSBP_OP_TILING_HEADER="<stem>_tiling.h"] <extra_flags>``. As the CANN
+    build does for an msOpGen kernel (which includes only kernel_operator.h), the op's tiling header
+    `<kernel stem>_tiling.h` in `tiling_header_dir`, when there is one, is compiled into the kernel
+    (`shim/sbp_shim/op_tiling.h`), so GET_TILING_DATA knows the registered struct.
+    `dtype` is bf16/f16/f32/i16 (or half, float, bfloat16, int16, a numpy dtype). `scalar` selects the
+    fmod_scalar entry (no `other`); `entry` overrides the symbol.
     The kernel object, the launcher object (shared by all dtypes) and the library are cached by content
     hash; raises `KernelCompileError` with g++'s stderr.
     """
@@ -136,7 +140,11 @@ def compile_kernel(
         include_dirs.append(Path(tiling_header_dir).resolve())
     entry_defines = [f"-DSBP_KERNEL_ENTRY={entry}", f"-DSBP_KERNEL_SCALAR={1 if scalar else 0}"]
     dtype_defines = [f"-DDTYPE_SELF={ctype}", f"-DDTYPE_OTHER={ctype}", f"-DDTYPE_OUT={ctype}"]
-    kernel_flags = [*COMPILE_FLAGS, *(f"-I{d}" for d in include_dirs), *dtype_defines, *entry_defines, *extra_flags]
+    op_tiling = f"{kernel_cpp.stem}_tiling.h"
+    has_op_tiling = tiling_header_dir is not None and (Path(tiling_header_dir) / op_tiling).is_file()
+    tiling_defines = [f'-DSBP_OP_TILING_HEADER="{op_tiling}"'] if has_op_tiling else []
+    kernel_flags = [*COMPILE_FLAGS, *(f"-I{d}" for d in include_dirs), *dtype_defines, *tiling_defines,
+                    *entry_defines, *extra_flags]  # fmt: skip
     launcher_flags = [*COMPILE_FLAGS, f"-I{SHIM_DIR}", *entry_defines, *extra_flags]
 
     # Keys cover contents, not paths: -I directories are represented by the headers they hold.

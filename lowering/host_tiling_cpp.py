@@ -25,6 +25,8 @@ Writes: FmodTilingData via `set_<field>()`, `SaveToBuffer` + `SetDataSize`, `Set
 
 from __future__ import annotations
 
+from typing import Any, NamedTuple
+
 from sbpc.dialects import dtypes
 from sbpc.lowering.soc import ALIGN_BYTES, OPDEF_SOCS
 from sbpc.lowering.tiling import (
@@ -606,16 +608,46 @@ def host_includes(op: str) -> str:
     )
 
 
-_DTYPES = "{" + ", ".join(f"ge::{t.ge}" for t in sorted(dtypes.FMOD_KERNEL_TYPES, key=lambda t: t.name)) + "}"
-_FORMATS = "{ge::FORMAT_ND, ge::FORMAT_ND, ge::FORMAT_ND, ge::FORMAT_ND}"
+OPDEF_TYPES: tuple[dtypes.ElementType, ...] = tuple(sorted(dtypes.FMOD_KERNEL_TYPES, key=lambda t: t.name))
+"""The dtypes of every input and output, in the order the OpDef (and the op prototype JSON) lists them:
+the lists pair 1:1 across arguments, one kernel instance per column."""
+OPDEF_FORMAT = "ND"
+
+
+class AttrKind(NamedTuple):
+    """How an attribute kind of `HOST_ATTRS` is declared: in the OpDef and in msOpGen's prototype JSON."""
+
+    required: bool
+    opdef: str
+    """`OpAttrDef` call after `.AttrType(...)` (`Float()`, `ListInt({})`, `Int(0)`)."""
+    msopgen: str
+    """The JSON's attr `type` (`float`, `list_int`, `int`)."""
+    default: Any
+    """The JSON's `default_value` of an optional attribute (None: required, no default)."""
+
+
+ATTR_KINDS: dict[str, AttrKind] = {
+    "Float": AttrKind(True, "Float()", "float", None),
+    "ListInt": AttrKind(False, "ListInt({})", "list_int", []),
+    "Int": AttrKind(False, "Int(0)", "int", 0),
+}
+
+
+def op_inputs(op: str) -> tuple[str, ...]:
+    """The op's tensor inputs in kernel-argument order (its one output is `out`)."""
+    _check_op(op)
+    return ("self", "other") if op == "FmodTensor" else ("self",)
+
+
+_DTYPES = "{" + ", ".join(f"ge::{t.ge}" for t in OPDEF_TYPES) + "}"
+_FORMATS = "{" + ", ".join(f"ge::FORMAT_{OPDEF_FORMAT}" for _ in OPDEF_TYPES) + "}"
 
 
 def host_opdef_source(op: str, socs: tuple[str, ...] = OPDEF_SOCS) -> str:
     """InferShape (out = self's shape), InferDataType (out = self's dtype) and the OpDef registering TilingFunc."""
     _check_op(op)
-    inputs = ["self", "other"] if op == "FmodTensor" else ["self"]
     body = []
-    for name in inputs:
+    for name in op_inputs(op):
         body.append(
             f'    this->Input("{name}").ParamType(REQUIRED).DataType({_DTYPES}).Format({_FORMATS})'
             f".UnknownShapeFormat({_FORMATS}).IgnoreContiguous();"
@@ -625,12 +657,8 @@ def host_opdef_source(op: str, socs: tuple[str, ...] = OPDEF_SOCS) -> str:
         f".UnknownShapeFormat({_FORMATS});"
     )
     for name, kind in HOST_ATTRS[op]:
-        if kind == "Float":
-            body.append(f'    this->Attr("{name}").AttrType(REQUIRED).Float();')
-        elif kind == "ListInt":
-            body.append(f'    this->Attr("{name}").AttrType(OPTIONAL).ListInt({{}});')
-        else:
-            body.append(f'    this->Attr("{name}").AttrType(OPTIONAL).Int(0);')
+        spec = ATTR_KINDS[kind]
+        body.append(f'    this->Attr("{name}").AttrType({"REQUIRED" if spec.required else "OPTIONAL"}).{spec.opdef};')
     body.append("    this->SetInferShape(ge::InferShape).SetInferDataType(ge::InferDataType);")
     body.append("    this->AICore().SetTiling(optiling::TilingFunc);")
     body += [f'    this->AICore().AddConfig("{s}");' for s in socs]

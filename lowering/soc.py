@@ -50,6 +50,9 @@ class SocInfo:
     l2_bytes: int = 201326592
     hbm_bytes: int = 68719476736
     hbm_bytes_per_s: float = HBM_BYTES_PER_S
+    compute_unit: str = "ascend910b"
+    """The SoC series the CANN build compiles for (`ASCEND_COMPUTE_UNIT` of CMakePresets.json, the
+    series name `AddConfig` spells): every Ascend910B* is `ascend910b`, every Ascend910_93* `ascend910_93`."""
 
 
 SOCS: dict[str, SocInfo] = {
@@ -60,7 +63,7 @@ SOCS: dict[str, SocInfo] = {
         SocInfo("ascend910b2", 48, version="Ascend910B2", aic_cores=24),
         SocInfo("ascend910b3", 40, version="Ascend910B3", aic_cores=20),
         SocInfo("ascend910b4", 40, version="Ascend910B4", aic_cores=20),
-        SocInfo("ascend910_93", 48, version="Ascend910_9392", aic_cores=24),
+        SocInfo("ascend910_93", 48, version="Ascend910_9392", aic_cores=24, compute_unit="ascend910_93"),
     )
 }
 SocName = Literal["ascend910b", "ascend910b1", "ascend910b2", "ascend910b3", "ascend910b4", "ascend910_93"]
@@ -69,6 +72,7 @@ assert tuple(SOCS) == get_args(SocName), "SocName must list SOCS"
 DEFAULT_SOC: SocName = "ascend910b"
 OPDEF_SOCS = ("ascend910b", "ascend910_93")
 """The SoCs the emitted OpDef registers (`AddConfig`): one of each generation."""
+assert {s.compute_unit for s in SOCS.values()} == set(OPDEF_SOCS), "every SoC's series is registered"
 
 _ROOT = Path(__file__).resolve().parent
 DEVICE_HEADER = _ROOT / "shim" / "sbp_shim" / "soc.h"

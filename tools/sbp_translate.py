@@ -50,6 +50,9 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
                         help="output directory (--emit-ascendc) or file (--emit-mlir; default and '-': stdout)")
     parser.add_argument("--pipeline", default=None, help="passes to run first (default: the full pipeline)")
     parser.add_argument("--soc", default="ascend910b", help="target SoC (ascend910b, ascend910b3, ascend910_93, ...)")
+    parser.add_argument("--cann-path", default=None,
+                        help="CANN toolkit the projects' CMakePresets.json names (ASCEND_CANN_PACKAGE_PATH; "
+                        "default /usr/local/Ascend/ascend-toolkit/latest)")
     parser.add_argument("--debug", action="store_true", help="show Python tracebacks on errors")
     return parser.parse_args(argv)
 
@@ -74,12 +77,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     from sbpc.dialects.ascendc import LaunchOp
     from sbpc.lowering.ascendc_printer import emit_project
+    from sbpc.lowering.cann_project import CANN_PACKAGE_PATH
+
+    cann_path = args.cann_path if args.cann_path is not None else CANN_PACKAGE_PATH
 
     def emit(ctx: Context, module: ModuleOp) -> list[Path]:
         if not any(isinstance(op, LaunchOp) for op in module.walk()):
             pipeline.apply(ctx, module)
         try:
-            return emit_project(module, output)
+            return emit_project(module, output, cann_path)
         except OSError as error:  # a path part that is a file, no permission, full disk
             raise _Reported(f"error: cannot write the kernel projects to {args.output}: {error.strerror or error}"
                             f"{f' ({error.filename})' if error.filename else ''}") from error

@@ -11,6 +11,7 @@
 #include "sbp_shim/data_copy.h"
 #include "sbp_shim/vector.h"
 #include "register/tilingdata_base.h"
+#include "sbp_shim/op_tiling.h"  // the op's tiling struct, as the CANN build provides it
 
 // ---------------------------------------------------------------------------------------------
 // Tiling: GET_TILING_DATA(var, tiling) declares `var` of the type registered with

@@ -653,7 +653,7 @@ def test_random_shapes_and_views(seed: int) -> None:
 def test_kernel_sources_are_replaced_atomically(tmp_path) -> None:
     """A reader that opened the previous source keeps reading all of it: the new text arrives by
     rename, never by truncating the shared file in place (ranks compile these files concurrently)."""
-    from sbpc.lowering.ascendc_kernels import _write_atomic
+    from sbpc.lowering.cann_project import write_atomic as _write_atomic
 
     path = tmp_path / "k.cpp"
     _write_atomic(path, "old source\n" * 100)

@@ -23,11 +23,22 @@ func.func @main(%a: !sbp.tensor<8x16xf32, @p, [S(0)]>, %b: !sbp.tensor<16xf32, @
 // FILES-DAG: fmod_tensor/op_host/fmod_tensor.cpp
 // FILES-DAG: fmod_tensor/op_host/aclnn_fmod_tensor.h
 // FILES-DAG: fmod_tensor/tiling.json
+// FILES-DAG: fmod_tensor/CMakeLists.txt
+// FILES-DAG: fmod_tensor/CMakePresets.json
+// FILES-DAG: fmod_tensor/build.sh
+// FILES-DAG: fmod_tensor/fmod_tensor.json
+// FILES-DAG: fmod_tensor/framework/CMakeLists.txt
+// FILES-DAG: fmod_tensor/op_host/CMakeLists.txt
+// FILES-DAG: fmod_tensor/op_kernel/CMakeLists.txt
 // FILES-DAG: fmod_scalar/op_kernel/fmod_scalar.cpp
 // FILES-DAG: fmod_scalar/tiling.json
+// FILES-DAG: fmod_scalar/fmod_scalar.json
+// FILES-DAG: fmod_scalar/CMakePresets.json
 
+// An msOpGen kernel includes only kernel_operator.h: the CANN build (and the shim) compiles in the
+// FmodTilingData struct of op_host/fmod_tensor_tiling.h, which GET_TILING_DATA declares.
 // TENSOR:      #include "kernel_operator.h"
-// TENSOR-NEXT: #include "fmod_tensor_tiling.h"
+// TENSOR-NOT:  #include
 // TENSOR:      template <typename T>
 // TENSOR-NEXT: class KernelFmodTensor {
 // TENSOR:      __aicore__ inline void Init(GM_ADDR self, GM_ADDR other, GM_ADDR out, const FmodTilingData& td, uint64_t key) {
@@ -91,7 +102,8 @@ func.func @main(%a: !sbp.tensor<8x16xf32, @p, [S(0)]>, %b: !sbp.tensor<16xf32, @
 // TENSOR-NEXT: }
 // TENSOR-NOT:  else {
 
-// SCALAR:      #include "fmod_scalar_tiling.h"
+// SCALAR:      #include "kernel_operator.h"
+// SCALAR-NOT:  #include
 // SCALAR:      class KernelFmodScalar {
 // SCALAR:      __aicore__ inline void Init(GM_ADDR self, GM_ADDR out, const FmodTilingData& td, uint64_t key) {
 // SCALAR:      scalar_ = td.scalarOther;
