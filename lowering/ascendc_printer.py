@@ -102,6 +102,7 @@ class AscendCPrinter:
                 copy_in_alloc="" if scalar else tpl.TENSOR_COPY_IN_ALLOC,
                 other_methods="" if scalar else tpl.TENSOR_OTHER_METHODS,
                 column_dispatch="" if scalar else tpl.TENSOR_COLUMN_DISPATCH,
+                blocked_methods=tpl.BLOCKED_METHODS,
                 copy_in_other="" if scalar else tpl.TENSOR_COPY_IN_OTHER,
                 copy_in_enque="" if scalar else tpl.TENSOR_COPY_IN_ENQUE,
                 compute_operands=tpl.SCALAR_COMPUTE_OPERANDS if scalar else tpl.TENSOR_COMPUTE_OPERANDS,

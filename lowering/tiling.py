@@ -37,6 +37,19 @@ checks the two agree field by field. The rules (docs/ascendc_design.md "Tiling")
    the exact Python value; int16: an int must fit, a float must be finite and is truncated toward zero
    and must fit), then widened to float (`scalarOther`).
 
+8. Strided innermost dim (keys 3/4): when an input's innermost coalesced stride is not 0 or 1 but it has a
+   unit-stride dim p (`gatherDim`; a transposed or permuted view), the problem is cut into 2-d blocks of
+   tileRows (along p) x tileCols (along the innermost dim c), one index of the remaining (batch) dims
+   each. Every input moves a block by one strided DataCopyPad: rows (inner stride 1: blockCount = rows,
+   srcStride = the row gap), columns (stride 1 along p: blockCount = cols, srcStride = the column gap,
+   then a UB `Gather` with a per-core offset table reorders it row-major), or a broadcast row, column or
+   element (one block, then Gather); out (inner stride 1) leaves by rows. Cores take bands of
+   bandBatch x bandRows x bandCols (rows and cols multiples of 32 bytes), the grid that minimises the
+   busiest core's elements (>= 4 KiB per core); tiles hold tileRows x tileCols with both padded to 32
+   bytes and their product <= the UB budget (tileRows ~ tileCols: long bursts on both sides).
+   blockLength / lastBlockLength are a full / the last core's band elements, tileNum / lastCoreTileNum
+   their tile counts, lastTileLength / lastCoreLastTileLength the elements of their last tile.
+
 Inputs are validated with ValueError: > 8 input dims, bad shapes/strides/offsets, other not
 broadcastable to self, out shape != self shape, out with a stride-0 dim of size > 1 (overlapping
 writes), unknown dtype or soc, int16 scalar out of range, sizes beyond the u32/i64 tiling fields.
@@ -310,12 +323,17 @@ def select_tiling_key(c: Coalesced) -> int:
 # --- the tiling ------------------------------------------------------------------------------------------
 
 
-def ub_bytes_per_elem(dtype: str, buffer_num: int, key: int = 0) -> int:
-    """UB bytes per tile element: x, y, out queues in T x bufferNum, the fp32 temporaries, and for key 2
-    the cache of the last `other` run."""
+GATHER_TABLE_BYTES = 4
+"""A uint32 byte offset per tile element: the Gather offset table of a blocked operand."""
+
+
+def ub_bytes_per_elem(dtype: str, buffer_num: int, key: int = 0, gathered: int = 0) -> int:
+    """UB bytes per tile element: x, y, out queues in T x bufferNum, the fp32 temporaries, for key 2
+    the cache of the last `other` run, and per gathered (blocked) input its reordered tile and table."""
     t = kernel_dtype(dtype)
     temporaries = F32_TEMP_BYTES if t.cast_up is None else CAST_TEMP_BYTES
-    return buffer_num * 3 * t.size + temporaries + (t.size if key == 2 else 0)
+    return (buffer_num * 3 * t.size + temporaries + (t.size if key == 2 else 0)
+            + gathered * (t.size + GATHER_TABLE_BYTES))  # fmt: skip
 
 
 def _pad8(vals: Sequence[int]) -> tuple[int, ...]:
@@ -351,6 +369,13 @@ class FmodTiling:
     outOffset: int
     colBlock: int
     """Key 2 split by columns: columns per core (a multiple of 32 bytes); 0 for a split by flat ranges."""
+    gatherDim: int
+    tileRows: int
+    """Keys 3/4 moved as 2-d blocks (rule 8): rows of a tile along gatherDim; 0 when not blocked."""
+    tileCols: int
+    bandRows: int
+    bandCols: int
+    bandBatch: int
     self_view: TensorView = field(compare=False)
     other_view: TensorView | None = field(compare=False)
     out_view: TensorView = field(compare=False)
@@ -365,7 +390,10 @@ class FmodTiling:
 
     @property
     def bytes_per_elem(self) -> int:
-        return ub_bytes_per_elem(self.dtype, self.bufferNum, self.tilingKey) if self.bufferNum else 0
+        if not self.bufferNum:
+            return 0
+        gathered = (1 if self.is_scalar else 2) if self.tileRows else 0
+        return ub_bytes_per_elem(self.dtype, self.bufferNum, self.tilingKey, gathered)
 
     @property
     def ub_bytes(self) -> int:
@@ -419,6 +447,12 @@ class FmodTiling:
             "otherOffset": self.otherOffset,
             "outOffset": self.outOffset,
             "colBlock": self.colBlock,
+            "gatherDim": self.gatherDim,
+            "tileRows": self.tileRows,
+            "tileCols": self.tileCols,
+            "bandRows": self.bandRows,
+            "bandCols": self.bandCols,
+            "bandBatch": self.bandBatch,
             "self": view(self.self_view),
             "other": view(self.other_view),
             "out": view(self.out_view),
@@ -477,7 +511,7 @@ def compute_tiling(
             tilingKey=0 if other_view is None else 1, blockDim=1, blockLength=0, lastBlockLength=0,
             tileLength=0, tileNum=0, lastTileLength=0, lastCoreTileNum=0, lastCoreLastTileLength=0,
             bufferNum=0, dimNum=0, innerRun=0, shape=zeros, selfStride=zeros, otherStride=zeros,
-            outStride=zeros, selfOffset=0, otherOffset=0, outOffset=0, colBlock=0, **common,
+            outStride=zeros, selfOffset=0, otherOffset=0, outOffset=0, colBlock=0, **_NOT_BLOCKED, **common,
         )  # fmt: skip
     key = select_tiling_key(c)
     k = c.dim_num
@@ -490,6 +524,21 @@ def compute_tiling(
         inner_ok = c.self_strides[-1] == 1 and c.out_strides[-1] == 1 and other_strides[-1] in (0, 1)
         inner_run = c.shape[-1] if inner_ok else 1
 
+    views: dict[str, Any] = {
+        "dimNum": k,
+        "innerRun": inner_run,
+        "shape": _pad8(c.shape),
+        "selfStride": _pad8(c.self_strides),
+        "otherStride": _pad8(other_strides),
+        "outStride": _pad8(c.out_strides),
+        "selfOffset": self.offset if key >= 3 else 0,
+        "otherOffset": other_view.offset if other_view is not None and key >= 3 else 0,
+        "outOffset": out.offset if key >= 3 else 0,
+    }
+    if key >= 3:
+        blocked = _blocked_tiling(c, other_view is None, dtype, info)
+        if blocked is not None:
+            return FmodTiling(tilingKey=key, colBlock=0, **blocked, **views, **common)
     # Cores: >= 4 KiB per core, 32-byte-aligned block starts, no idle core.
     align = info.align_bytes // size
     min_elems = MIN_BYTES_PER_CORE // size
@@ -543,16 +592,9 @@ def compute_tiling(
         lastCoreTileNum=last_core_tile_num,
         lastCoreLastTileLength=last_core_last_tile_length,
         bufferNum=buffer_num,
-        dimNum=k,
-        innerRun=inner_run,
-        shape=_pad8(c.shape),
-        selfStride=_pad8(c.self_strides),
-        otherStride=_pad8(other_strides),
-        outStride=_pad8(c.out_strides),
-        selfOffset=self.offset if key >= 3 else 0,
-        otherOffset=other_view.offset if other_view is not None and key >= 3 else 0,
-        outOffset=out.offset if key >= 3 else 0,
         colBlock=col_block,
+        **_NOT_BLOCKED,
+        **views,
         **common,
     )
 
@@ -575,3 +617,108 @@ def _column_block(
     if ceil_div(cols, block) <= capped or block > tile_double:
         return 0
     return block
+
+
+_NOT_BLOCKED = {"gatherDim": 0, "tileRows": 0, "tileCols": 0, "bandRows": 0, "bandCols": 0, "bandBatch": 0}
+
+
+def block_mode(sp: int, sc: int, rows: int, cols: int) -> str | None:
+    """How an operand with stride `sp` along gatherDim and `sc` along the innermost dim moves a block
+    (rule 8): "row" (one strided DMA of rows), "col" (of columns, then Gather), "brow" / "bcol" (a row or
+    column broadcast: one block, then Gather), "const" (one element, then Gather); None: not by blocks.
+    The kernel (`BlockMode`) and the host TilingFunc classify the same way."""
+    if sc == 1 and sp >= cols:
+        return "row"
+    if sp == 1 and sc >= rows:
+        return "col"
+    if sp == 0 and sc == 1:
+        return "brow"
+    if sc == 0 and sp == 1:
+        return "bcol"
+    if sp == 0 and sc == 0:
+        return "const"
+    return None
+
+
+def gather_dim(c: Coalesced) -> int | None:
+    """Rule 8: the dim p blocks are cut along, or None when the problem does not move by blocks."""
+    k = c.dim_num
+    if k < 2:
+        return None
+    inputs = [c.self_strides] + ([c.other_strides] if c.other_strides is not None else [])
+    strided = [s for s in inputs if s[-1] not in (0, 1)]
+    if not strided:
+        return None  # every innermost stride is 0 or 1: the row-group path moves them by DMA already
+    p = next((d for d in range(k - 1) if strided[0][d] == 1), None)
+    if p is None:
+        return None
+    rows, cols = c.shape[p], c.shape[-1]
+    if block_mode(c.out_strides[p], c.out_strides[-1], rows, cols) != "row":
+        return None
+    if any(block_mode(s[p], s[-1], rows, cols) is None for s in inputs):
+        return None
+    return p
+
+
+def _band_grid(batch: int, rows: int, cols: int, cores: int, align: int) -> tuple[int, int, int]:
+    """(bandBatch, bandRows, bandCols) minimising the busiest core's elements, then the cores used."""
+    best: tuple[int, int, int, int, int] | None = None
+    for gb in range(1, min(batch, cores) + 1):
+        bb = ceil_div(batch, gb)
+        for gr in range(1, cores // gb + 1):
+            rb = min(rows, align_up(ceil_div(rows, gr), align))
+            cb = min(cols, align_up(ceil_div(cols, cores // (gb * gr)), align))
+            used = ceil_div(batch, bb) * ceil_div(rows, rb) * ceil_div(cols, cb)
+            cand = (bb * rb * cb, used, bb, rb, cb)
+            if best is None or cand < best:
+                best = cand
+    assert best is not None
+    return best[2], best[3], best[4]
+
+
+def _tile_counts(bb: int, rb: int, cb: int, tr: int, tc: int) -> tuple[int, int, int]:
+    """(elements, tiles, elements of the last tile) of a band of bb x rb x cb."""
+    nr, nc = ceil_div(rb, tr), ceil_div(cb, tc)
+    return bb * rb * cb, bb * nr * nc, (rb - (nr - 1) * tr) * (cb - (nc - 1) * tc)
+
+
+def _blocked_tiling(c: Coalesced, scalar: bool, dtype: str, info: SocInfo) -> dict[str, int] | None:
+    """Rule 8's fields, or None when the problem does not move by blocks."""
+    p = gather_dim(c)
+    if p is None:
+        return None
+    size = kernel_dtype(dtype).size
+    strides = [c.self_strides, c.out_strides] + ([] if c.other_strides is None else [c.other_strides])
+    if max(max(s[p], s[-1]) for s in strides) * size > _U32_MAX:
+        return None  # DataCopyExtParams strides are uint32 bytes
+    n = math.prod(c.shape)
+    rows, cols = c.shape[p], c.shape[-1]
+    batch = n // (rows * cols)
+    align = info.align_bytes // size
+    cores = min(info.aiv_cores, max(1, n // (MIN_BYTES_PER_CORE // size)))
+    bb, rb, cb = _band_grid(batch, rows, cols, cores, align)
+    per_elem = ub_bytes_per_elem(dtype, 2, 4, 1 if scalar else 2)
+    cap = (info.ub_bytes - UB_RESERVED_BYTES) // per_elem
+    tr = min(rb, max(align, align_down(math.isqrt(cap), align)), MAX_BLOCK_COUNT)
+    tc = min(cb, align_down(cap // align_up(tr, align), align), MAX_BLOCK_COUNT)
+    tr = min(rb, align_down(cap // align_up(tc, align), align), MAX_BLOCK_COUNT)
+    nb, nr, nc = ceil_div(batch, bb), ceil_div(rows, rb), ceil_div(cols, cb)
+    full = _tile_counts(bb, rb, cb, tr, tc)
+    last = _tile_counts(batch - (nb - 1) * bb, rows - (nr - 1) * rb, cols - (nc - 1) * cb, tr, tc)
+    return {
+        "blockDim": nb * nr * nc,
+        "blockLength": full[0],
+        "lastBlockLength": last[0],
+        "tileLength": align_up(align_up(tr, align) * align_up(tc, align), TILE_ALIGN_ELEMS),
+        "tileNum": full[1],
+        "lastTileLength": full[2],
+        "lastCoreTileNum": last[1],
+        "lastCoreLastTileLength": last[2],
+        "bufferNum": 1 if full[1] == 1 else 2,
+        "gatherDim": p,
+        "tileRows": tr,
+        "tileCols": tc,
+        "bandRows": rb,
+        "bandCols": cb,
+        "bandBatch": bb,
+    }
