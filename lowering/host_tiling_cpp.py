@@ -26,6 +26,7 @@ Writes: FmodTilingData via `set_<field>()`, `SaveToBuffer` + `SetDataSize`, `Set
 from __future__ import annotations
 
 from sbpc.dialects import dtypes
+from sbpc.lowering.host_tiling_blocked_cpp import BLOCKED_TILING
 from sbpc.lowering.soc import ALIGN_BYTES, OPDEF_SOCS
 from sbpc.lowering.tiling import (
     CAST_TEMP_BYTES,
@@ -269,6 +270,7 @@ inline bool BroadcastContiguous(const int64_t* shape, const int64_t* stride, uin
   return true;
 }
 
+@BLOCKED@
 // tiling.compute_tiling after the inputs are read: validate, coalesce, pick the key, split cores and UB.
 inline bool ComputeTiling(const View& self, const View* other, const View& out, uint64_t typeSize, bool isF32,
                           uint64_t coreNum, uint64_t ubSize, Result& r) {
@@ -375,6 +377,9 @@ inline bool ComputeTiling(const View& self, const View* other, const View& out, 
     r.selfOffset = self.offset;
     r.otherOffset = other == nullptr ? 0 : other->offset;
     r.outOffset = out.offset;
+  }
+  if (r.tilingKey >= 3 && BlockedTiling(cs, cSelf, cOther, cOut, k, n, typeSize, isF32, coreNum, ubSize, r)) {
+    return true;
   }
   // Cores: >= 4 KiB per core, 32-byte-aligned block starts, no idle core.
   const uint64_t align = kAlignBytes / typeSize;
@@ -561,7 +566,8 @@ def host_tiling_source(op: str) -> str:
     """
     _check_op(op)
     common = (
-        _COMMON.replace("@MAX_DIMS@", str(MAX_DIMS))
+        _COMMON.replace("@BLOCKED@", BLOCKED_TILING)
+        .replace("@MAX_DIMS@", str(MAX_DIMS))
         .replace("@MIN_BYTES@", str(MIN_BYTES_PER_CORE))
         .replace("@UB_RESERVED@", str(UB_RESERVED_BYTES))
         .replace("@TILE_ALIGN@", str(TILE_ALIGN_ELEMS))

@@ -701,7 +701,9 @@ def _blocked_tiling(c: Coalesced, scalar: bool, dtype: str, info: SocInfo) -> di
     cap = (info.ub_bytes - UB_RESERVED_BYTES) // per_elem
     tr = min(rb, max(align, align_down(math.isqrt(cap), align)), MAX_BLOCK_COUNT)
     tc = min(cb, align_down(cap // align_up(tr, align), align), MAX_BLOCK_COUNT)
-    tr = min(rb, align_down(cap // align_up(tc, align), align), MAX_BLOCK_COUNT)
+    tr = min(rb, align_down(cap // align_up(tc, align), align), MAX_BLOCK_COUNT) if tc else 0
+    if tr == 0:
+        return None  # a UB too small for one aligned block
     nb, nr, nc = ceil_div(batch, bb), ceil_div(rows, rb), ceil_div(cols, cb)
     full = _tile_counts(bb, rb, cb, tr, tc)
     last = _tile_counts(batch - (nb - 1) * bb, rows - (nr - 1) * rb, cols - (nc - 1) * cb, tr, tc)

@@ -471,6 +471,38 @@ def test_special_cases_match_python(driver):
     assert (ok, fail) == (63, 28)
 
 
+def blocked_cases() -> list[Case]:
+    """Keys 3/4 moved as 2-d blocks (tiling rule 8): transposed, 3-d permuted (batched and not), broadcast
+    other rows / columns / elements against a transposed self, a transposed other, tiny UB and 40 cores."""
+    rm = TensorView.row_major
+    f2, yes = (2, 2, 2), (True, True, True)
+    cases = []
+    for dt in DT_ENUM:
+        t = TensorView((1000, 1000), (1, 1000), 7)
+        for cores, ub in ((48, 196608), (40, 196608), (48, 24576)):
+            cases.append(Case("FmodScalar", dt, cores, ub, t, 2.0, rm((1000, 1000)), f2, yes))
+            cases.append(Case("FmodTensor", dt, cores, ub, t, t, rm((1000, 1000)), f2, yes))
+        for s, o in [
+            (TensorView((100, 20, 50), (1, 5000, 100)), rm((50,))),  # coalesces to a 2-d transpose
+            (TensorView((20, 100, 50), (5000, 1, 100)), rm((20, 1, 50))),  # batched transpose
+            (TensorView((50, 100, 20), (100, 1, 5000)), TensorView((100, 1), (1, 1))),  # column broadcast
+            (TensorView((100, 50, 20), (1, 100, 5000)), rm((1,))),  # full reversal, one-element other
+            (TensorView((3, 4096, 129), (129 * 4096, 1, 4096)), TensorView((3, 4096, 129), (129 * 4096, 1, 4096))),
+            (rm((257, 129)), TensorView((257, 129), (1, 257))),  # only other strided
+        ]:
+            cases.append(Case("FmodTensor", dt, 48, 196608, s, o, rm(s.shape), f2, yes))
+            cases.append(Case("FmodScalar", dt, 48, 196608, s, 3.0, rm(s.shape), f2, yes))
+    return cases
+
+
+def test_blocked_cases_match_python(driver):
+    cases = blocked_cases()
+    ok, fail = check_cases(driver, cases)
+    assert (ok, fail) == (len(cases), 0)
+    blocked = [c for c in cases if c.python()["fields"]["tileRows"]]  # type: ignore[index]
+    assert len(blocked) >= len(cases) - 2 * len(DT_ENUM)  # all but the scalar of "only other strided"
+
+
 def test_random_cases_match_python(driver):
     rng = random.Random(20240605)
     cases = [random_case(rng) for _ in range(1500)]
