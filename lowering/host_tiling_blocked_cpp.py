@@ -44,6 +44,9 @@ inline bool GatherDim(const int64_t* cs, const int64_t* cSelf, const int64_t* cO
       strided = inputs[o];
     }
   }
+  if (strided == nullptr && cOut[k - 1] != 1) {
+    strided = cOut;  // only out is strided: cut along its unit-stride dim
+  }
   if (strided == nullptr) {
     return false;  // every innermost stride is 0 or 1: the row-group path moves them by DMA already
   }
@@ -54,8 +57,9 @@ inline bool GatherDim(const int64_t* cs, const int64_t* cSelf, const int64_t* cO
       found = true;
     }
   }
-  if (!found || BlockMode(cOut[p], cOut[k - 1], cs[p], cs[k - 1]) != 0) {
-    return false;
+  const int outMode = found ? BlockMode(cOut[p], cOut[k - 1], cs[p], cs[k - 1]) : -1;
+  if (outMode != 0 && outMode != 1) {
+    return false;  // out leaves by rows or by columns
   }
   for (uint32_t o = 0; o < nin; ++o) {
     if (BlockMode(inputs[o][p], inputs[o][k - 1], cs[p], cs[k - 1]) < 0) {
@@ -124,7 +128,8 @@ inline bool BlockedTiling(const int64_t* cs, const int64_t* cSelf, const int64_t
   const uint64_t bb = best[2];
   const uint64_t rb = best[3];
   const uint64_t cb = best[4];
-  const uint64_t gathered = cOther != nullptr ? 2 : 1;
+  const bool outByCols = BlockMode(cOut[p], cOut[k - 1], cs[p], cs[k - 1]) == 1;
+  const uint64_t gathered = (cOther != nullptr ? 2 : 1) + (outByCols ? 1 : 0);  // tiling.blocked_gathers
   const uint64_t perElem = 2 * 3 * typeSize + (isF32 ? @FT@ : @CT@) + gathered * (typeSize + @TABLE@);
   const uint64_t cap = (ubSize - kUbReservedBytes) / perElem;
   uint64_t root = 0;

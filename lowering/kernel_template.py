@@ -285,12 +285,16 @@ class {cls} {{
   __aicore__ inline void Compute(uint32_t count) {{
     LocalTensor<T> xIn = inX_.template DeQue<T>();
     LocalTensor<T> x = Arranged(xIn, selfMode_, xGatherBuf_, xTableBuf_, count);
-    LocalTensor<T> z = outZ_.template AllocTensor<T>();
+    LocalTensor<T> zOut = outZ_.template AllocTensor<T>();
+    LocalTensor<T> z = outMode_ == kColMode ? zGatherBuf_.template Get<T>() : zOut;
     LocalTensor<float> q32 = q32Buf_.template Get<float>();
     LocalTensor<float> x32;
     LocalTensor<float> y32;
     LocalTensor<float> z32;
-{compute_operands}{compute}    outZ_.EnQue(z);
+{compute_operands}{compute}    if (outMode_ == kColMode) {{  // rows -> columns for a column-wise store of `out`
+      Gather(zOut, z, zTableBuf_.template Get<uint32_t>(), 0, (blockCols_ - 1) * AlignUp(td_.tileRows) + blockRows_);
+    }}
+    outZ_.EnQue(zOut);
     inX_.FreeTensor(xIn);
 {compute_free}  }}
 
@@ -317,6 +321,11 @@ class {cls} {{
   // Blocked keys 3/4 (tileRows != 0): per input its BlockMode, reordered tile and Gather offset table.
   uint32_t selfMode_ = kRowMode;
   uint32_t otherMode_ = kRowMode;
+  uint32_t outMode_ = kRowMode;
+  uint32_t blockRows_ = 0;
+  uint32_t blockCols_ = 0;
+  TBuf<TPosition::VECCALC> zGatherBuf_;
+  TBuf<TPosition::VECCALC> zTableBuf_;
   TBuf<TPosition::VECCALC> xGatherBuf_;
   TBuf<TPosition::VECCALC> xTableBuf_;
   TBuf<TPosition::VECCALC> yGatherBuf_;
@@ -474,7 +483,8 @@ SCALAR_COMPUTE_OPERANDS = """\
 # (batch, rows along gatherDim, innermost cols) is cut into tiles of tileRows x tileCols. Each input moves
 # a tile with one DataCopyPad by rows or by columns (or one block of a broadcast row / column / element);
 # in Compute a Gather with the core's offset table reorders a non-row tile into rows of pitch
-# AlignUp(tileCols), so the vector program and the row-wise strided store of `out` see a row-major tile.
+# AlignUp(tileCols), so the vector program sees a row-major tile; `out` leaves by rows, or (stride 1 along
+# gatherDim) is reordered into columns by one more Gather and leaves by columns.
 BLOCKED_METHODS = """
   __aicore__ inline uint32_t BlockMode(const int64_t* stride) const {
     const int64_t sp = stride[td_.gatherDim];
@@ -501,6 +511,18 @@ BLOCKED_METHODS = """
       pipe_.InitBuffer(yGatherBuf_, tileBytes);
       pipe_.InitBuffer(yTableBuf_, td_.tileLength * sizeof(uint32_t));
       BuildTable(yTableBuf_, otherMode_);
+    }
+    outMode_ = BlockMode(td_.outStride);
+    if (outMode_ == kColMode) {  // out entry j * AlignUp(tileRows) + i takes row-major element i * Cp + j
+      pipe_.InitBuffer(zGatherBuf_, tileBytes);
+      pipe_.InitBuffer(zTableBuf_, td_.tileLength * sizeof(uint32_t));
+      const uint32_t rp = AlignUp(td_.tileRows);
+      LocalTensor<int32_t> table = zTableBuf_.template Get<int32_t>();
+      CreateVecIndex(table, static_cast<int32_t>(0), rp);
+      Muls(table, table, static_cast<int32_t>(AlignUp(td_.tileCols) * sizeof(T)), static_cast<int32_t>(rp));
+      for (uint32_t j = 1; j < td_.tileCols; ++j) {
+        Adds(table[j * rp], table, static_cast<int32_t>(j * sizeof(T)), static_cast<int32_t>(rp));
+      }
     }
   }
 
@@ -590,11 +612,17 @@ BLOCKED_METHODS = """
       inY_.EnQue(y);
     }
     const uint32_t pitch = AlignUp(td_.tileCols);
+    blockRows_ = rows;
+    blockCols_ = cols;
     Compute((rows - 1) * pitch + cols);
     LocalTensor<T> z = outZ_.template DeQue<T>();
-    DataCopyExtParams ext{static_cast<uint16_t>(rows), static_cast<uint32_t>(cols * sizeof(T)),
-                          (pitch - AlignUp(cols)) / align_,
-                          static_cast<uint32_t>((td_.outStride[p] - cols) * sizeof(T)), 0};
+    const bool byCols = outMode_ == kColMode;  // out has stride 1 along gatherDim: Compute left columns
+    const uint32_t count = byCols ? cols : rows;
+    const uint32_t len = byCols ? rows : cols;
+    const uint32_t slack = byCols ? AlignUp(td_.tileRows) - AlignUp(rows) : pitch - AlignUp(cols);
+    const int64_t stride = byCols ? td_.outStride[c] : td_.outStride[p];
+    DataCopyExtParams ext{static_cast<uint16_t>(count), static_cast<uint32_t>(len * sizeof(T)), slack / align_,
+                          static_cast<uint32_t>((stride - len) * sizeof(T)), 0};
     DataCopyPad(outGm_[at(td_.outStride, td_.outOffset)], z, ext);
     outZ_.FreeTensor(z);
   }

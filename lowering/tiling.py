@@ -43,7 +43,8 @@ checks the two agree field by field. The rules (docs/ascendc_design.md "Tiling")
    each. Every input moves a block by one strided DataCopyPad: rows (inner stride 1: blockCount = rows,
    srcStride = the row gap), columns (stride 1 along p: blockCount = cols, srcStride = the column gap,
    then a UB `Gather` with a per-core offset table reorders it row-major), or a broadcast row, column or
-   element (one block, then Gather); out (inner stride 1) leaves by rows. Cores take bands of
+   element (one block, then Gather); out leaves by rows (inner stride 1) or, reordered by one more Gather,
+   by columns (stride 1 along p; p is out's unit dim when no input is strided). Cores take bands of
    bandBatch x bandRows x bandCols (rows and cols multiples of 32 bytes), the grid that minimises the
    busiest core's elements (>= 4 KiB per core); tiles hold tileRows x tileCols with both padded to 32
    bytes and their product <= the UB budget (tileRows ~ tileCols: long bursts on both sides).
@@ -392,7 +393,8 @@ class FmodTiling:
     def bytes_per_elem(self) -> int:
         if not self.bufferNum:
             return 0
-        gathered = (1 if self.is_scalar else 2) if self.tileRows else 0
+        k = self.dimNum
+        gathered = blocked_gathers(self.shape[:k], self.outStride[:k], self.gatherDim, self.is_scalar) if self.tileRows else 0
         return ub_bytes_per_elem(self.dtype, self.bufferNum, self.tilingKey, gathered)
 
     @property
@@ -646,14 +648,14 @@ def gather_dim(c: Coalesced) -> int | None:
     if k < 2:
         return None
     inputs = [c.self_strides] + ([c.other_strides] if c.other_strides is not None else [])
-    strided = [s for s in inputs if s[-1] not in (0, 1)]
+    strided = [s for s in inputs if s[-1] not in (0, 1)] or ([c.out_strides] if c.out_strides[-1] != 1 else [])
     if not strided:
         return None  # every innermost stride is 0 or 1: the row-group path moves them by DMA already
     p = next((d for d in range(k - 1) if strided[0][d] == 1), None)
     if p is None:
         return None
     rows, cols = c.shape[p], c.shape[-1]
-    if block_mode(c.out_strides[p], c.out_strides[-1], rows, cols) != "row":
+    if block_mode(c.out_strides[p], c.out_strides[-1], rows, cols) not in ("row", "col"):
         return None
     if any(block_mode(s[p], s[-1], rows, cols) is None for s in inputs):
         return None
@@ -682,6 +684,13 @@ def _tile_counts(bb: int, rb: int, cb: int, tr: int, tc: int) -> tuple[int, int,
     return bb * rb * cb, bb * nr * nc, (rb - (nr - 1) * tr) * (cb - (nc - 1) * tc)
 
 
+def blocked_gathers(shape: Sequence[int], out_strides: Sequence[int], p: int, scalar: bool) -> int:
+    """Reordered tiles (with offset tables) a blocked kernel keeps: one per input, one more when `out`
+    leaves by columns."""
+    by_cols = block_mode(out_strides[p], out_strides[len(shape) - 1], shape[p], shape[len(shape) - 1]) == "col"
+    return (1 if scalar else 2) + (1 if by_cols else 0)
+
+
 def _blocked_tiling(c: Coalesced, scalar: bool, dtype: str, info: SocInfo) -> dict[str, int] | None:
     """Rule 8's fields, or None when the problem does not move by blocks."""
     p = gather_dim(c)
@@ -697,7 +706,7 @@ def _blocked_tiling(c: Coalesced, scalar: bool, dtype: str, info: SocInfo) -> di
     align = info.align_bytes // size
     cores = min(info.aiv_cores, max(1, n // (MIN_BYTES_PER_CORE // size)))
     bb, rb, cb = _band_grid(batch, rows, cols, cores, align)
-    per_elem = ub_bytes_per_elem(dtype, 2, 4, 1 if scalar else 2)
+    per_elem = ub_bytes_per_elem(dtype, 2, 4, blocked_gathers(c.shape, c.out_strides, p, scalar))
     cap = (info.ub_bytes - UB_RESERVED_BYTES) // per_elem
     tr = min(rb, max(align, align_down(math.isqrt(cap), align)), MAX_BLOCK_COUNT)
     tc = min(cb, align_down(cap // align_up(tr, align), align), MAX_BLOCK_COUNT)

@@ -762,6 +762,32 @@ def test_3d_permutations_by_blocks(dtype: str, perm: str) -> None:
 
 
 @pytest.mark.parametrize("dtype", BIG_DTYPES)
+@pytest.mark.parametrize("inputs", ["contiguous", "transposed"])
+def test_transposed_out_leaves_by_columns(dtype: str, inputs: str) -> None:
+    """An output view with stride 1 along the rows (out = storage.T): Compute's rows are reordered into
+    columns by Gather and leave by one strided DataCopyPad per tile, never by scalar GM writes."""
+    rng = np.random.default_rng(23)
+    n = 240 * 410
+    xs, os_ = fill(n, dtype, "self", rng), fill(n, dtype, "other", rng)
+    if inputs == "contiguous":
+        x, other = xs.reshape(240, 410), os_.reshape(240, 410)
+    else:
+        x, other = xs.reshape(410, 240).T, os_.reshape(410, 240).T
+    for o, key in ((2.5 if dtype != "i16" else 3, 3), (other, 4)):
+        outs = np.empty(n + 5, DTYPES[dtype])
+        outs.view(np.uint8).fill(SENTINEL)
+        out = outs[3 : 3 + n].reshape(410, 240).T
+        run = launch(dtype, x, xs, o, None if key == 3 else os_, out, outs)
+        verify(run, dtype, x, o, outs, key)
+        c, size = run.counters, DTYPES[dtype].itemsize
+        operands = 2 if key == 3 else 3
+        assert run.tiling.tileRows > 0 and c["gmScalarReadBytes"] == c["gmScalarWriteBytes"] == 0, c
+        assert c["gmToUbBytes"] + c["ubToGmBytes"] == operands * n * size
+        gathers = (1 if inputs == "transposed" else 0) * (operands - 1) + 1  # every input, then out
+        assert gathers * n * size <= c["ubGatherBytes"] < 2 * gathers * n * size, c
+
+
+@pytest.mark.parametrize("dtype", BIG_DTYPES)
 def test_broadcast_other_against_a_transposed_self(dtype: str) -> None:
     """Row, column and one-element `other`s broadcast over a transposed self: one block each, then Gather."""
     rng = np.random.default_rng(19)
