@@ -149,8 +149,12 @@ def strided(view: str, key: int, n: int, dtype: str, rng: np.random.Generator):
         return s[:n].reshape(10, c, r // 10).transpose(0, 2, 1)
 
     x = make(xs)
-    desc = {"transposed": f"({r}, {c}).T", "col-sliced": f"({c}, {2 * r})[:, {r // 2}:{r // 2 + r}]",
-            "row-sliced": f"({c}, {2 * r})[:, :{r}]", "3-d permuted": f"(10, {c}, {r // 10}).transpose(0, 2, 1)"}[view]  # fmt: skip
+    desc = {
+        "transposed": f"({r}, {c}).T",
+        "col-sliced": f"({c}, {2 * r})[:, {r // 2}:{r // 2 + r}]",
+        "row-sliced": f"({c}, {2 * r})[:, :{r}]",
+        "3-d permuted": f"(10, {c}, {r // 10}).transpose(0, 2, 1)",
+    }[view]
     if key == 3:
         return x, xs, SCALAR[dtype], None, desc
     return x, xs, make(os_), os_, f"{desc} twice"

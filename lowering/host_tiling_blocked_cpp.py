@@ -13,7 +13,7 @@ BLOCKED_TILING = r"""
 inline uint64_t AlignDown(uint64_t a, uint64_t b) { return a / b * b; }
 inline uint64_t Min3(uint64_t a, uint64_t b, uint64_t c) { return a < b ? (a < c ? a : c) : (b < c ? b : c); }
 
-// tiling.block_mode: 0 rows, 1 columns, 2 broadcast row, 3 broadcast column, 4 one element; -1 not by blocks.
+// tiling_blocked.block_mode: 0 rows, 1 columns, 2 broadcast row, 3 broadcast column, 4 one element; -1 not by blocks.
 inline int BlockMode(int64_t sp, int64_t sc, int64_t rows, int64_t cols) {
   if (sc == 1 && sp >= cols) {
     return 0;
@@ -30,7 +30,7 @@ inline int BlockMode(int64_t sp, int64_t sc, int64_t rows, int64_t cols) {
   return sp == 0 && sc == 0 ? 4 : -1;
 }
 
-// tiling.gather_dim: the dim blocks are cut along (false: the problem does not move by blocks).
+// tiling_blocked.gather_dim: the dim blocks are cut along (false: the problem does not move by blocks).
 inline bool GatherDim(const int64_t* cs, const int64_t* cSelf, const int64_t* cOther, const int64_t* cOut,
                       uint32_t k, uint32_t& p) {
   if (k < 2) {
@@ -69,7 +69,7 @@ inline bool GatherDim(const int64_t* cs, const int64_t* cSelf, const int64_t* cO
   return true;
 }
 
-// tiling._tile_counts: elements, tiles and elements of the last tile of a band.
+// tiling_blocked._tile_counts: elements, tiles and elements of the last tile of a band.
 inline void TileCounts(uint64_t bb, uint64_t rb, uint64_t cb, uint64_t tr, uint64_t tc, uint64_t out[3]) {
   const uint64_t nr = CeilDiv(rb, tr);
   const uint64_t nc = CeilDiv(cb, tc);
@@ -78,7 +78,7 @@ inline void TileCounts(uint64_t bb, uint64_t rb, uint64_t cb, uint64_t tr, uint6
   out[2] = (rb - (nr - 1) * tr) * (cb - (nc - 1) * tc);
 }
 
-// tiling._blocked_tiling: rule 8's fields; false when the problem does not move by blocks.
+// tiling_blocked.blocked_tiling: rule 8's fields; false when the problem does not move by blocks.
 inline bool BlockedTiling(const int64_t* cs, const int64_t* cSelf, const int64_t* cOther, const int64_t* cOut,
                           uint32_t k, uint64_t n, uint64_t typeSize, bool isF32, uint64_t coreNum,
                           uint64_t ubSize, Result& r) {
@@ -99,7 +99,7 @@ inline bool BlockedTiling(const int64_t* cs, const int64_t* cSelf, const int64_t
   const uint64_t align = kAlignBytes / typeSize;
   uint64_t cores = n / (kMinBytesPerCore / typeSize);
   cores = cores < 1 ? 1 : (cores < coreNum ? cores : coreNum);
-  // tiling._band_grid: the fewest elements on the busiest core, then the fewest cores.
+  // tiling_blocked._band_grid: the fewest elements on the busiest core, then the fewest cores.
   uint64_t best[5] = {0, 0, 0, 0, 0};
   bool have = false;
   for (uint64_t gb = 1; gb <= (batch < cores ? batch : cores); ++gb) {
@@ -129,7 +129,7 @@ inline bool BlockedTiling(const int64_t* cs, const int64_t* cSelf, const int64_t
   const uint64_t rb = best[3];
   const uint64_t cb = best[4];
   const bool outByCols = BlockMode(cOut[p], cOut[k - 1], cs[p], cs[k - 1]) == 1;
-  const uint64_t gathered = (cOther != nullptr ? 2 : 1) + (outByCols ? 1 : 0);  // tiling.blocked_gathers
+  const uint64_t gathered = (cOther != nullptr ? 2 : 1) + (outByCols ? 1 : 0);  // tiling_blocked.blocked_gathers
   const uint64_t perElem = 2 * 3 * typeSize + (isF32 ? @FT@ : @CT@) + gathered * (typeSize + @TABLE@);
   const uint64_t cap = (ubSize - kUbReservedBytes) / perElem;
   uint64_t root = 0;
