@@ -6,7 +6,9 @@ the innermost coalesced dimension, placed at a 32-byte-aligned slot of the tile 
 operand stays aligned. Contiguous keys (0, 1) have one segment per tile; key 2 reads `other` runs
 (or duplicates a broadcast element), never splits a run across tiles when it can avoid it, and keeps
 the last run in a UB cache so a repeated run is copied UB->UB instead of re-read from GM; keys 3
-and 4 read and write strided operands element by element when their innermost stride is not 1.
+and 4 with a strided innermost dim and a unit-stride dim elsewhere (tileRows != 0) take the blocked
+path of `kernel_template_blocked.py` (strided DMA of 2-d blocks, UB Gather); otherwise they read and
+write operands whose innermost stride is not 1 element by element.
 Consecutive whole rows of keys 2-4 form a *row group*: an operand whose innermost stride is 1 moves
 the group with one strided DataCopyPad (blockCount = rows, srcStride / dstStride = the row gap in GM),
 whose 32-byte-padded blocks land exactly on the segments' aligned slots. CopyIn and CopyOut walk the
