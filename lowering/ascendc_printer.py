@@ -37,6 +37,7 @@ from sbpc.lowering import kernel_template as tpl
 from sbpc.lowering.host_tiling_cpp import host_includes, host_opdef_source, host_tiling_source, tiling_data_header
 from sbpc.lowering.kernel_template_blocked import BLOCKED_METHODS
 from sbpc.lowering.soc import ALIGN_BYTES
+from sbpc.lowering.tiling import STRIDED_RUN_CHUNK
 
 KEYS = {"fmod_tensor": (0, 1, 2, 3, 4), "fmod_scalar": (0, 3)}
 
@@ -104,6 +105,7 @@ class AscendCPrinter:
                 other_methods="" if scalar else tpl.TENSOR_OTHER_METHODS,
                 column_dispatch="" if scalar else tpl.TENSOR_COLUMN_DISPATCH,
                 blocked_methods=BLOCKED_METHODS,
+                run_chunk=STRIDED_RUN_CHUNK,
                 copy_in_other="" if scalar else tpl.TENSOR_COPY_IN_OTHER,
                 copy_in_enque="" if scalar else tpl.TENSOR_COPY_IN_ENQUE,
                 compute_operands=tpl.SCALAR_COMPUTE_OPERANDS if scalar else tpl.TENSOR_COMPUTE_OPERANDS,

@@ -34,6 +34,7 @@ from sbpc.lowering.tiling import (
     MAX_BLOCK_COUNT,
     MIN_BYTES_PER_CORE,
     OTHER_TRAFFIC_SHARE,
+    STRIDED_RUN_UB_BYTES,
     TILE_ALIGN_ELEMS,
     UB_RESERVED_BYTES,
 )
@@ -93,6 +94,7 @@ constexpr uint64_t kUbReservedBytes = @UB_RESERVED@;
 constexpr uint64_t kAlignBytes = @ALIGN_BYTES@;
 constexpr uint64_t kTileAlignElems = @TILE_ALIGN@;
 constexpr uint64_t kMaxBlockCount = @MAX_BLOCK_COUNT@;
+constexpr uint64_t kStridedRunUbBytes = @RUN_UB@;
 constexpr uint64_t kU32Max = 0xFFFFFFFFull;
 
 // A strided view of an operand's storage (elements).
@@ -386,7 +388,14 @@ inline bool ComputeTiling(const View& self, const View* other, const View& out, 
   const uint64_t minElems = kMinBytesPerCore / typeSize;
   uint64_t cores = coreNum;
   // UB: x, y, out queues in T x bufferNum + fp32 temporaries; tiles aligned to 64 elements.
-  const uint64_t budget = ubSize - kUbReservedBytes;
+  // tiling.strided_runs: a strided run's chunk buffer and Gather table (rule 9).
+  const int64_t runOther = r.tilingKey == 4 ? cOther[k - 1] : 0;  // keys 3/4 have k >= 1
+  const bool runs = r.tilingKey >= 3 && (cSelf[k - 1] != 1 || (runOther != 0 && runOther != 1));
+  const uint64_t reserved = kUbReservedBytes + (runs ? kStridedRunUbBytes : 0);
+  if (ubSize <= reserved) {
+    return false;
+  }
+  const uint64_t budget = ubSize - reserved;
   const uint64_t tempBytes = (isF32 ? @FT@ : @CT@) + (r.tilingKey == 2 ? typeSize : 0);  // key 2: the run cache
   const uint64_t tileDouble = budget / (2 * 3 * typeSize + tempBytes) / kTileAlignElems * kTileAlignElems;
   if (tileDouble == 0 || tileDouble > kU32Max) {
@@ -574,6 +583,7 @@ def host_tiling_source(op: str) -> str:
         .replace("@ALIGN_BYTES@", str(ALIGN_BYTES))
         .replace("@OTHER_SHARE@", str(OTHER_TRAFFIC_SHARE))
         .replace("@MAX_BLOCK_COUNT@", str(MAX_BLOCK_COUNT))
+        .replace("@RUN_UB@", str(STRIDED_RUN_UB_BYTES))
         .replace("@FT@", str(F32_TEMP_BYTES))
         .replace("@CT@", str(CAST_TEMP_BYTES))
         .replace("@RESULT_FIELDS@", cpp_members({"blockDim": "1"}, "kMaxDims"))

@@ -15,7 +15,7 @@ whose 32-byte-padded blocks land exactly on the segments' aligned slots. CopyIn 
 same segments and groups, so no per-segment table is kept.
 
 Placeholders: {tiling_header} {align_bytes} (`lowering.soc.ALIGN_BYTES`) {cls} {other_param} {other_arg} {other_init} {scalar_init}
-{other_methods} {column_dispatch} {blocked_methods} {copy_in_other} {compute} {entry} {branches}.
+{other_methods} {column_dispatch} {blocked_methods} {run_chunk} {copy_in_other} {compute} {entry} {branches}.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ using namespace AscendC;
 namespace {{
 
 constexpr uint32_t kMaxBlockCount = 4095;  // A2: DataCopyPad's blockCount limit
+constexpr uint32_t kRunChunk = {run_chunk};  // elements a strided run moves per DataCopyPad (lowering/tiling.py rule 9)
 // How an input moves a 2-d block of a blocked key 3/4 (lowering/tiling_blocked.py `block_mode`): rows by one strided
 // DMA; columns by one strided DMA and a Gather; a broadcast row / column / element by one block and a Gather.
 constexpr uint32_t kRowMode = 0;
@@ -83,6 +84,9 @@ class {cls} {{
     }}
     if (td.tileRows != 0) {{
       InitBlocked(tileBytes);
+    }} else if (StridedRuns()) {{
+      pipe_.InitBuffer(runRawBuf_, kRunChunk * {align_bytes});
+      pipe_.InitBuffer(runTableBuf_, kRunChunk * sizeof(uint32_t));
     }}
     pipe_.InitBuffer(q32Buf_, td.tileLength * sizeof(float));
     if constexpr (!std::is_same_v<T, float>) {{
@@ -122,6 +126,47 @@ class {cls} {{
   __aicore__ inline bool ScalarLike() const {{ return key_ == 0 || key_ == 3; }}
 
   __aicore__ inline uint32_t AlignUp(uint32_t n) const {{ return (n + align_ - 1) / align_ * align_; }}
+
+  // Keys 3/4 off the blocked path whose self (or, for key 4, other) has an innermost stride other than 1
+  // (0 for other: Duplicate): their runs move by LoadStridedRun (tiling rule 9 reserves its UB).
+  __aicore__ inline bool StridedRuns() const {{
+    if (key_ < 3 || td_.dimNum == 0) {{
+      return false;
+    }}
+    const int64_t o = td_.otherStride[td_.dimNum - 1];
+    return td_.selfStride[td_.dimNum - 1] != 1 || (key_ == 4 && o != 0 && o != 1);
+  }}
+
+  // A run of stride s != 1: chunks of kRunChunk elements, each moved by one DataCopyPad into runRawBuf_ --
+  // the contiguous span when a 32-byte sector holds several of its elements (s * sizeof(T) < 32), else one
+  // element per block (each lands in its own 32-byte UB block) -- then packed into the tile by Gather.
+  __aicore__ inline void LoadStridedRun(LocalTensor<T>& dst, uint32_t slot, GlobalTensor<T>& gm, int64_t off,
+                                        int64_t s, uint32_t len) {{
+    const bool span = static_cast<uint64_t>(s) * sizeof(T) < {align_bytes};
+    const int32_t step = span ? static_cast<int32_t>(s * sizeof(T)) : {align_bytes};
+    LocalTensor<int32_t> table = runTableBuf_.template Get<int32_t>();
+    if (step != runStep_) {{
+      CreateVecIndex(table, static_cast<int32_t>(0), kRunChunk);
+      Muls(table, table, step, static_cast<int32_t>(kRunChunk));
+      runStep_ = step;
+    }}
+    LocalTensor<T> raw = runRawBuf_.template Get<T>();
+    DataCopyPadExtParams<T> pad{{false, 0, 0, T(0)}};
+    for (uint32_t k = 0; k < len; k += kRunChunk) {{
+      const uint32_t n = len - k < kRunChunk ? len - k : kRunChunk;
+      const int64_t at = off + static_cast<int64_t>(k) * s;
+      DataCopyExtParams ext = span
+          ? DataCopyExtParams{{1, static_cast<uint32_t>(((n - 1) * s + 1) * sizeof(T)), 0, 0, 0}}
+          : DataCopyExtParams{{static_cast<uint16_t>(n), static_cast<uint32_t>(sizeof(T)),
+                               static_cast<uint32_t>((s - 1) * sizeof(T)), 0, 0}};
+      DataCopyPad(raw, gm[at], ext, pad);
+      SetFlag<HardEvent::MTE2_V>(0);
+      WaitFlag<HardEvent::MTE2_V>(0);
+      Gather(dst[slot + k], raw, table.ReinterpretCast<uint32_t>(), 0, n);
+      SetFlag<HardEvent::V_MTE2>(0);
+      WaitFlag<HardEvent::V_MTE2>(0);
+    }}
+  }}
 
   // Length of the segment starting at `pos` placed at `slot` (0 once the tile is full or the range ends).
   __aicore__ inline uint32_t SegmentLength(uint64_t pos, uint64_t end, uint32_t slot) const {{
@@ -241,9 +286,7 @@ class {cls} {{
       DataCopyPad(dst[slot], gm[off], ext, pad);
       return;
     }}
-    for (uint32_t k = 0; k < len; ++k) {{
-      dst.SetValue(slot + k, gm.GetValue(static_cast<uint64_t>(off + static_cast<int64_t>(k) * innerStride)));
-    }}
+    LoadStridedRun(dst, slot, gm, off, innerStride, len);
   }}
 
   __aicore__ inline void StoreRun(GlobalTensor<T>& gm, int64_t off, int64_t innerStride, LocalTensor<T>& src,
@@ -328,6 +371,10 @@ class {cls} {{
   uint32_t blockCols_ = 0;
   TBuf<TPosition::VECCALC> zGatherBuf_;
   TBuf<TPosition::VECCALC> zTableBuf_;
+  // Strided runs off the blocked path (LoadStridedRun): the chunk as moved, its Gather table and step.
+  TBuf<TPosition::VECCALC> runRawBuf_;
+  TBuf<TPosition::VECCALC> runTableBuf_;
+  int32_t runStep_ = -1;
   TBuf<TPosition::VECCALC> xGatherBuf_;
   TBuf<TPosition::VECCALC> xTableBuf_;
   TBuf<TPosition::VECCALC> yGatherBuf_;

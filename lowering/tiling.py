@@ -51,6 +51,12 @@ checks the two agree field by field. The rules (docs/ascendc_design.md "Tiling")
    blockLength / lastBlockLength are a full / the last core's band elements, tileNum / lastCoreTileNum
    their tile counts, lastTileLength / lastCoreLastTileLength the elements of their last tile.
 
+9. Strided runs (keys 3/4 off rule 8): a run of self (or of key 4's other) whose innermost stride s is not
+   1 (nor 0 for other, which is Duplicated) moves in chunks of STRIDED_RUN_CHUNK elements, one DataCopyPad
+   each -- its contiguous span when s * sizeof(T) < 32 bytes (several elements share a sector; s x the
+   bytes), else one element per block -- into a chunk buffer, and a UB Gather packs them; the UB budget
+   reserves STRIDED_RUN_UB_BYTES (the chunk at 32 bytes an element and its uint32 offset table).
+
 Inputs are validated with ValueError: > 8 input dims, bad shapes/strides/offsets, other not
 broadcastable to self, out shape != self shape, out with a stride-0 dim of size > 1 (overlapping
 writes), unknown dtype or soc, int16 scalar out of range, sizes beyond the u32/i64 tiling fields.
@@ -65,7 +71,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sbpc.dialects import dtypes
-from sbpc.lowering.soc import DEFAULT_SOC, SOCS, SocInfo
+from sbpc.lowering.soc import ALIGN_BYTES, DEFAULT_SOC, SOCS, SocInfo
 from sbpc.lowering.tiling_data import FMOD_TILING_FIELDS, MAX_DIMS, pack_tiling
 
 MIN_BYTES_PER_CORE = 4096
@@ -326,6 +332,17 @@ def select_tiling_key(c: Coalesced) -> int:
 
 GATHER_TABLE_BYTES = 4
 """A uint32 byte offset per tile element: the Gather offset table of a blocked operand."""
+STRIDED_RUN_CHUNK = 256
+"""Rule 9: elements of a strided run one DataCopyPad moves (a multiple of every dtype's 32-byte block)."""
+STRIDED_RUN_UB_BYTES = STRIDED_RUN_CHUNK * (ALIGN_BYTES + GATHER_TABLE_BYTES)
+"""Rule 9's UB: the chunk (each element may land in its own 32-byte block) and its Gather offsets."""
+
+
+def strided_runs(key: int, self_strides: Sequence[int], other_strides: Sequence[int]) -> bool:
+    """Rule 9: whether a key 3/4 problem off the blocked path moves strided runs (reserving their UB)."""
+    if key < 3 or not self_strides:
+        return False
+    return self_strides[-1] != 1 or (key == 4 and other_strides[-1] not in (0, 1))
 
 
 def ub_bytes_per_elem(dtype: str, buffer_num: int, key: int = 0, gathered: int = 0) -> int:
@@ -552,8 +569,10 @@ def compute_tiling(
     cores = info.aiv_cores
     # UB: every buffer x bufferNum, fp32 temporaries included; tiles aligned to 64 elements.
     budget = info.ub_bytes - UB_RESERVED_BYTES
+    if strided_runs(key, c.self_strides, other_strides):
+        budget -= STRIDED_RUN_UB_BYTES
     tile_double = align_down(budget // ub_bytes_per_elem(dtype, 2, key), TILE_ALIGN_ELEMS)
-    if tile_double == 0:
+    if tile_double <= 0:
         raise ValueError(f"UB of {info.ub_bytes} bytes cannot hold one 64-element tile")
     col_block = 0
     if key == 2:  # every core may read all of `other`: keep that extra traffic under 5%

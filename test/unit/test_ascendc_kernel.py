@@ -278,8 +278,15 @@ def verify(
         assert moved == minimum, ctx
     elif t.tilingKey == 2:
         assert moved <= key2_limit * minimum, f"{moved / minimum:.4f}x; {ctx}"
-    else:  # keys 3/4: each logical element of each operand crosses GM<->UB at most once
-        assert moved <= (3 if not scalar else 2) * self_b + t.blockDim * size, ctx
+    else:  # keys 3/4: each logical element of each operand crosses GM<->UB at most once, except the gaps
+        # of a strided run read as its contiguous span (tiling rule 9: stride s with s * sizeof(T) < 32)
+        k = t.dimNum
+
+        def reads(stride: int) -> int:
+            return stride if t.tileRows == 0 and stride > 1 and stride * size < 32 else 1
+
+        other_reads = 0 if scalar else reads(t.otherStride[k - 1]) if t.tilingKey == 4 else 1
+        assert moved <= (1 + reads(t.selfStride[k - 1]) + other_reads) * self_b + t.blockDim * size, ctx
 
 
 def new_out(shape: tuple[int, ...], dtype: str, lead: int = 3, tail: int = 5) -> tuple[np.ndarray, np.ndarray]:
@@ -785,6 +792,39 @@ def test_transposed_out_leaves_by_columns(dtype: str, inputs: str) -> None:
         assert c["gmToUbBytes"] + c["ubToGmBytes"] == operands * n * size
         gathers = (1 if inputs == "transposed" else 0) * (operands - 1) + 1  # every input, then out
         assert gathers * n * size <= c["ubGatherBytes"] < 2 * gathers * n * size, c
+
+
+RUN_VIEWS: dict[str, Callable[[np.ndarray], np.ndarray]] = {  # no unit-stride dim: tiling rule 9
+    "one column": lambda s: s[: 400 * 250].reshape(400, 250)[:, 7],  # stride 250: one element per block
+    "stepped columns": lambda s: s[: 200 * 600].reshape(200, 600)[:, 1::2],  # stride 2: contiguous spans
+    "broadcast self": lambda s: np.broadcast_to(s[:300].reshape(300, 1), (300, 200)),  # stride 0
+}
+
+
+@pytest.mark.parametrize("dtype", BIG_DTYPES)
+@pytest.mark.parametrize("view", list(RUN_VIEWS))
+def test_strided_runs_move_by_dma(dtype: str, view: str) -> None:
+    """Views without a unit-stride dim: runs move in chunks by one DataCopyPad each (the contiguous span
+    when a 32-byte sector holds several elements, else one element per block) and a Gather packs them;
+    no element by scalar GM access."""
+    rng = np.random.default_rng(29)
+    xs, os_ = fill(200 * 600, dtype, "self", rng), fill(200 * 600, dtype, "other", rng)
+    x, other = RUN_VIEWS[view](xs), RUN_VIEWS[view](os_)
+    size = DTYPES[dtype].itemsize
+    for o, key in ((2.5 if dtype != "i16" else 3, 3), (other, 4)):
+        out, outs = new_out(x.shape, dtype)
+        run = launch(dtype, x, xs, o, None if key == 3 else os_, out, outs)
+        verify(run, dtype, x, o, outs, key)
+        c, n, inputs = run.counters, x.size, 1 if key == 3 else 2
+        assert run.tiling.tileRows == 0 and c["gmScalarWriteBytes"] == 0, c
+        if view == "broadcast self" and key == 4:  # other's runs are one element each, Duplicated: one read a run
+            assert c["gmScalarReadBytes"] <= n * size // 150 and c["ubGatherBytes"] == n * size, c
+        else:
+            assert c["gmScalarReadBytes"] == 0 and c["ubGatherBytes"] == inputs * n * size, c
+        if view == "one column":  # every element its own 32-byte block: bytes exact, bursts padded
+            assert c["gmToUbBytes"] == inputs * n * size and c["gmBurstPadBytes"] >= inputs * n * (32 - size), c
+        elif view == "stepped columns":  # chunks of a row read as their spans: 2 x the elements, less a gap each
+            assert inputs * 1.9 * n * size < c["gmToUbBytes"] < inputs * 2 * n * size, c
 
 
 @pytest.mark.parametrize("dtype", BIG_DTYPES)

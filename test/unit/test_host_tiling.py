@@ -502,6 +502,28 @@ def blocked_cases() -> list[Case]:
     return cases
 
 
+def strided_run_cases() -> list[Case]:
+    """Tiling rule 9 (no unit-stride dim): one column, stepped columns, a broadcast self, a small UB."""
+    rm = TensorView.row_major
+    f2, yes = (2, 2, 2), (True, True, True)
+    cases = []
+    for dt in DT_ENUM:
+        for s, o in [
+            (TensorView((400,), (250,), 7), TensorView((400,), (250,), 3)),
+            (TensorView((200, 300), (600, 2), 1), TensorView((200, 300), (600, 2))),
+            (TensorView((300, 200), (1, 0)), rm((300, 200))),
+        ]:
+            for ub in (196608, 12000):
+                cases.append(Case("FmodTensor", dt, 48, ub, s, o, rm(s.shape), f2, yes))
+                cases.append(Case("FmodScalar", dt, 48, ub, s, 3.0, rm(s.shape), f2, yes))
+    return cases
+
+
+def test_strided_run_cases_match_python(driver):
+    ok, fail = check_cases(driver, strided_run_cases())
+    assert (ok, fail) == (6 * len(DT_ENUM), 6 * len(DT_ENUM))  # the 12000-byte UB cannot hold the chunk
+
+
 def test_blocked_cases_match_python(driver):
     cases = blocked_cases()
     ok, fail = check_cases(driver, cases)
