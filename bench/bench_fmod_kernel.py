@@ -19,6 +19,8 @@ every dtype, all bit-exact (R x C = N as above; B = 10 batches):
   col-sliced    storage(C, 2R)[:, R/2 : R/2 + R]      (a column range: row stride 2R)
   row-sliced    storage(C, 2R)[:, :R]                 (padded rows, row stride 2R)
   3-d permuted  storage(B, C, R / B).transpose(0, 2, 1)   (a batched transpose: stays 3-d after coalescing)
+  stepped       storage(C, 2R)[:, 1::2]                (no unit-stride dim: runs read as contiguous spans)
+  one column    storage(N, 16)[:, 3]                   (stride 16: one element per 32-byte sector)
 
 Columns (all from the shim's counters of the real kernel):
   bytes / min  (gmToUbBytes + ubToGmBytes) / (bytes(self) + bytes(other) + bytes(out)) (scalar: self + out)
@@ -62,7 +64,7 @@ from sbpc.lowering.tiling import TensorView, compute_tiling
 
 SIZES = (1_000, 100_000, 10_000_000)
 STRIDED_SIZES = (1_000, 100_000, 1_000_000)
-STRIDED_VIEWS = ("transposed", "col-sliced", "row-sliced", "3-d permuted")
+STRIDED_VIEWS = ("transposed", "col-sliced", "row-sliced", "3-d permuted", "stepped", "one column")
 DTYPES = {t.name: t.numpy_dtype() for t in dtypes.FMOD_KERNEL_TYPES}
 KEY_NAMES = {
     0: "fmod_scalar, contiguous self",
@@ -137,7 +139,8 @@ def build(key: int, n: int, dtype: str, rng: np.random.Generator):
 def strided(view: str, key: int, n: int, dtype: str, rng: np.random.Generator):
     """`build`'s tuple for one of the issue-15 views (module docstring)."""
     r, c = _grid(n)
-    xs, os_ = _values(2 * n, dtype, rng, False), _values(2 * n, dtype, rng, True)
+    width = 16 if view == "one column" else 2
+    xs, os_ = _values(width * n, dtype, rng, False), _values(width * n, dtype, rng, True)
 
     def make(s: np.ndarray) -> np.ndarray:
         if view == "transposed":
@@ -146,6 +149,10 @@ def strided(view: str, key: int, n: int, dtype: str, rng: np.random.Generator):
             return s.reshape(c, 2 * r)[:, r // 2 : r // 2 + r]
         if view == "row-sliced":
             return s.reshape(c, 2 * r)[:, :r]
+        if view == "stepped":
+            return s.reshape(c, 2 * r)[:, 1::2]
+        if view == "one column":
+            return s.reshape(n, 16)[:, 3]
         return s[:n].reshape(10, c, r // 10).transpose(0, 2, 1)
 
     x = make(xs)
@@ -154,6 +161,8 @@ def strided(view: str, key: int, n: int, dtype: str, rng: np.random.Generator):
         "col-sliced": f"({c}, {2 * r})[:, {r // 2}:{r // 2 + r}]",
         "row-sliced": f"({c}, {2 * r})[:, :{r}]",
         "3-d permuted": f"(10, {c}, {r // 10}).transpose(0, 2, 1)",
+        "stepped": f"({c}, {2 * r})[:, 1::2]",
+        "one column": f"({n}, 16)[:, 3]",
     }[view]
     if key == 3:
         return x, xs, SCALAR[dtype], None, desc
@@ -232,13 +241,18 @@ def table(rows: list[Row], soc: str, skipped: list[str]) -> str:
                 f"| {r.ub_high / UB_BYTES:.1%} | {r.scalar_elems:,} | {r.gathered:,} | {r.t_model * 1e6:.2f} "
                 f"| {r.t_ideal * 1e6:.2f} | {r.t_model / r.t_ideal:.2f} | {r.shim_s:.3f} |"
             )
-    slow = [r for r in rows if r.t_model / r.t_ideal > 1.5]
+    slow = [r for r in rows if r.t_model / r.t_ideal > 1.3]
     if slow:
-        lines += ["", "## Rows modelled at more than 1.5x the ideal", ""]
+        lines += ["", "## Rows modelled at more than 1.3x the ideal", ""]
         for r in slow:
             why = (
                 f"{r.scalar_elems:,} elements moved by scalar GM accesses (strided innermost dim)"
                 if r.scalar_elems
+                else "no unit-stride dim and a stride of 32 bytes or more: every element is its own 32-byte "
+                "sector (sector-bound; moved by DMA bursts + Gather, bytes the minimum)"
+                if "[:, 3]" in r.view
+                else f"no unit-stride dim: runs read as contiguous spans ({r.bytes_ratio:.2f}x the bytes) + Gather"
+                if "1::2" in r.view
                 else f"{r.block_dim}/{r.cores} cores (key 2 caps cores so re-read `other` runs stay under 5%)"
                 if r.key == 2
                 else f"{r.block_dim}/{r.cores} cores"
