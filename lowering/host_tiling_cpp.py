@@ -390,7 +390,7 @@ inline bool ComputeTiling(const View& self, const View* other, const View& out, 
   // UB: x, y, out queues in T x bufferNum + fp32 temporaries; tiles aligned to 64 elements.
   // tiling.strided_runs: a strided run's chunk buffer and Gather table (rule 9).
   const int64_t runOther = r.tilingKey == 4 ? cOther[k - 1] : 0;  // keys 3/4 have k >= 1
-  const bool runs = r.tilingKey >= 3 && (cSelf[k - 1] != 1 || (runOther != 0 && runOther != 1));
+  const bool runs = r.tilingKey >= 3 && (cSelf[k - 1] != 1 || (runOther != 0 && runOther != 1) || cOut[k - 1] != 1);
   const uint64_t reserved = kUbReservedBytes + (runs ? kStridedRunUbBytes : 0);
   if (ubSize <= reserved) {
     return false;

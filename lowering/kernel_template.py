@@ -7,8 +7,9 @@ operand stays aligned. Contiguous keys (0, 1) have one segment per tile; key 2 r
 (or duplicates a broadcast element), never splits a run across tiles when it can avoid it, and keeps
 the last run in a UB cache so a repeated run is copied UB->UB instead of re-read from GM; keys 3
 and 4 with a strided innermost dim and a unit-stride dim elsewhere (tileRows != 0) take the blocked
-path of `kernel_template_blocked.py` (strided DMA of 2-d blocks, UB Gather); otherwise they read and
-write operands whose innermost stride is not 1 element by element.
+path of `kernel_template_blocked.py` (strided DMA of 2-d blocks, UB Gather); otherwise runs of an operand
+whose innermost stride is not 1 move in chunks by one DataCopyPad each (tiling rule 9: Gather packs
+loaded chunks, Brcb spreads stored ones).
 Consecutive whole rows of keys 2-4 form a *row group*: an operand whose innermost stride is 1 moves
 the group with one strided DataCopyPad (blockCount = rows, srcStride / dstStride = the row gap in GM),
 whose 32-byte-padded blocks land exactly on the segments' aligned slots. CopyIn and CopyOut walk the
@@ -128,13 +129,15 @@ class {cls} {{
   __aicore__ inline uint32_t AlignUp(uint32_t n) const {{ return (n + align_ - 1) / align_ * align_; }}
 
   // Keys 3/4 off the blocked path whose self (or, for key 4, other) has an innermost stride other than 1
-  // (0 for other: Duplicate): their runs move by LoadStridedRun (tiling rule 9 reserves its UB).
+  // (0 for other: Duplicate), or whose out has: their runs move by LoadStridedRun / StoreRun's chunks
+  // (tiling rule 9 reserves their UB).
   __aicore__ inline bool StridedRuns() const {{
     if (key_ < 3 || td_.dimNum == 0) {{
       return false;
     }}
     const int64_t o = td_.otherStride[td_.dimNum - 1];
-    return td_.selfStride[td_.dimNum - 1] != 1 || (key_ == 4 && o != 0 && o != 1);
+    return td_.selfStride[td_.dimNum - 1] != 1 || (key_ == 4 && o != 0 && o != 1) ||
+           td_.outStride[td_.dimNum - 1] != 1;
   }}
 
   // A run of stride s != 1: chunks of kRunChunk elements, each moved by one DataCopyPad into runRawBuf_ --
@@ -296,8 +299,19 @@ class {cls} {{
       DataCopyPad(gm[off], src[slot], ext);
       return;
     }}
-    for (uint32_t k = 0; k < len; ++k) {{
-      gm.SetValue(static_cast<uint64_t>(off + static_cast<int64_t>(k) * innerStride), src.GetValue(slot + k));
+    // A strided run of out: chunks of kRunChunk elements, each spread to one 32-byte block an element by
+    // Brcb and written by one DataCopyPad of one-element blocks (exact bytes; the gaps are not touched).
+    LocalTensor<T> raw = runRawBuf_.template Get<T>();
+    for (uint32_t k = 0; k < len; k += kRunChunk) {{
+      const uint32_t n = len - k < kRunChunk ? len - k : kRunChunk;
+      SetFlag<HardEvent::MTE3_V>(0);
+      WaitFlag<HardEvent::MTE3_V>(0);
+      Brcb(raw, src[slot + k], static_cast<uint8_t>((n + 7) / 8), BrcbRepeatParams(1, 8));
+      SetFlag<HardEvent::V_MTE3>(0);
+      WaitFlag<HardEvent::V_MTE3>(0);
+      DataCopyExtParams ext{{static_cast<uint16_t>(n), static_cast<uint32_t>(sizeof(T)), 0,
+                            static_cast<uint32_t>((innerStride - 1) * sizeof(T)), 0}};
+      DataCopyPad(gm[off + static_cast<int64_t>(k) * innerStride], raw, ext);
     }}
   }}
 

@@ -54,8 +54,10 @@ checks the two agree field by field. The rules (docs/ascendc_design.md "Tiling")
 9. Strided runs (keys 3/4 off rule 8): a run of self (or of key 4's other) whose innermost stride s is not
    1 (nor 0 for other, which is Duplicated) moves in chunks of STRIDED_RUN_CHUNK elements, one DataCopyPad
    each -- its contiguous span when s * sizeof(T) < 32 bytes (several elements share a sector; s x the
-   bytes), else one element per block -- into a chunk buffer, and a UB Gather packs them; the UB budget
-   reserves STRIDED_RUN_UB_BYTES (the chunk at 32 bytes an element and its uint32 offset table).
+   bytes), else one element per block -- into a chunk buffer, and a UB Gather packs them; a run of out with
+   an innermost stride other than 1 is spread one element a 32-byte block by Brcb and written by one
+   DataCopyPad of one-element blocks a chunk. The UB budget reserves STRIDED_RUN_UB_BYTES (the chunk at 32
+   bytes an element and its uint32 offset table).
 
 Inputs are validated with ValueError: > 8 input dims, bad shapes/strides/offsets, other not
 broadcastable to self, out shape != self shape, out with a stride-0 dim of size > 1 (overlapping
@@ -338,11 +340,12 @@ STRIDED_RUN_UB_BYTES = STRIDED_RUN_CHUNK * (ALIGN_BYTES + GATHER_TABLE_BYTES)
 """Rule 9's UB: the chunk (each element may land in its own 32-byte block) and its Gather offsets."""
 
 
-def strided_runs(key: int, self_strides: Sequence[int], other_strides: Sequence[int]) -> bool:
+def strided_runs(key: int, c: Coalesced) -> bool:
     """Rule 9: whether a key 3/4 problem off the blocked path moves strided runs (reserving their UB)."""
-    if key < 3 or not self_strides:
+    if key < 3 or not c.dim_num:
         return False
-    return self_strides[-1] != 1 or (key == 4 and other_strides[-1] not in (0, 1))
+    other_inner = c.other_strides[-1] if key == 4 and c.other_strides is not None else 0
+    return c.self_strides[-1] != 1 or other_inner not in (0, 1) or c.out_strides[-1] != 1
 
 
 def ub_bytes_per_elem(dtype: str, buffer_num: int, key: int = 0, gathered: int = 0) -> int:
@@ -569,7 +572,7 @@ def compute_tiling(
     cores = info.aiv_cores
     # UB: every buffer x bufferNum, fp32 temporaries included; tiles aligned to 64 elements.
     budget = info.ub_bytes - UB_RESERVED_BYTES
-    if strided_runs(key, c.self_strides, other_strides):
+    if strided_runs(key, c):
         budget -= STRIDED_RUN_UB_BYTES
     tile_double = align_down(budget // ub_bytes_per_elem(dtype, 2, key), TILE_ALIGN_ELEMS)
     if tile_double <= 0:

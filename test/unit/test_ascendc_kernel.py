@@ -828,6 +828,24 @@ def test_strided_runs_move_by_dma(dtype: str, view: str) -> None:
 
 
 @pytest.mark.parametrize("dtype", BIG_DTYPES)
+def test_strided_out_run_moves_by_dma(dtype: str) -> None:
+    """An output column (stride 16, no unit-stride dim): each chunk is spread by Brcb and written by one
+    DataCopyPad of one-element blocks; nothing by scalar GM writes, the gaps keep their sentinels."""
+    rng = np.random.default_rng(31)
+    n = 20_000
+    xs, os_ = fill(n, dtype, "self", rng), fill(n, dtype, "other", rng)
+    for o, key in ((2.5 if dtype != "i16" else 3, 3), (os_, 4)):
+        outs = np.empty(16 * n + 4, DTYPES[dtype])
+        outs.view(np.uint8).fill(SENTINEL)
+        out = outs[2 : 2 + 16 * n].reshape(n, 16)[:, 3]
+        run = launch(dtype, xs, xs, o, None if key == 3 else os_, out, outs)
+        verify(run, dtype, xs, o, outs, key)
+        c = run.counters
+        assert c["gmScalarWriteBytes"] == c["gmScalarReadBytes"] == 0, c
+        assert c["ubToGmBytes"] == n * DTYPES[dtype].itemsize, c
+
+
+@pytest.mark.parametrize("dtype", BIG_DTYPES)
 def test_broadcast_other_against_a_transposed_self(dtype: str) -> None:
     """Row, column and one-element `other`s broadcast over a transposed self: one block each, then Gather."""
     rng = np.random.default_rng(19)

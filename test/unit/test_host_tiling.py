@@ -516,12 +516,16 @@ def strided_run_cases() -> list[Case]:
             for ub in (196608, 12000):
                 cases.append(Case("FmodTensor", dt, 48, ub, s, o, rm(s.shape), f2, yes))
                 cases.append(Case("FmodScalar", dt, 48, ub, s, 3.0, rm(s.shape), f2, yes))
+        column = TensorView((20000,), (16,), 2)  # an output column
+        for ub in (196608, 12000):
+            cases.append(Case("FmodTensor", dt, 48, ub, rm((20000,)), rm((20000,)), column, f2, yes))
+            cases.append(Case("FmodScalar", dt, 48, ub, rm((20000,)), 3.0, column, f2, yes))
     return cases
 
 
 def test_strided_run_cases_match_python(driver):
     ok, fail = check_cases(driver, strided_run_cases())
-    assert (ok, fail) == (6 * len(DT_ENUM), 6 * len(DT_ENUM))  # the 12000-byte UB cannot hold the chunk
+    assert (ok, fail) == (8 * len(DT_ENUM), 8 * len(DT_ENUM))  # the 12000-byte UB cannot hold the chunk
 
 
 def test_blocked_cases_match_python(driver):

@@ -472,6 +472,15 @@ PROBE = textwrap.dedent(
         put(td.selfOffset); put(td.otherOffset); put(td.outOffset); put(td.colBlock);
         put(td.gatherDim); put(td.tileRows); put(td.tileCols); put(td.bandRows); put(td.bandCols);
         put(td.bandBatch);
+      } else if (TILING_KEY_IS(29)) {  // Brcb: 16 int16 values, each filling one 32-byte block
+        TBuf<TPosition::VECCALC> b;
+        pipe.InitBuffer(b, 1024);
+        LocalTensor<int16_t> h = b.Get<int16_t>();
+        CreateVecIndex(h, static_cast<int16_t>(1), 16);
+        Brcb(h[32], h, 2, BrcbRepeatParams(1, 8));
+        GlobalTensor<int16_t> o;
+        o.SetGlobalBuffer(reinterpret_cast<__gm__ int16_t*>(out), 256);
+        DataCopy(o, h[32], 256);
       } else if (TILING_KEY_IS(25) || TILING_KEY_IS(26) || TILING_KEY_IS(27) || TILING_KEY_IS(28)) {
         // Gather: 16 floats reversed by a byte-offset table from CreateVecIndex (25), an offset not a
         // multiple of sizeof(T) (26), an offset outside src (27), dst overlapping src (28)
@@ -642,6 +651,11 @@ def test_datacopypad_ub_to_gm_exact_bytes(probe):
 def test_shim_checks_fail_with_clear_messages(probe, key, message):
     with pytest.raises(KernelRunError, match=message):
         run_probe(probe, key, self_bytes=np.zeros(64, np.uint8))
+
+
+def test_brcb_fills_one_block_per_element(probe):
+    out, _ = run_probe(probe, 29, out_bytes=512)
+    np.testing.assert_array_equal(out.view(np.int16), np.repeat(np.arange(1, 17, dtype=np.int16), 16))
 
 
 def test_gather_reorders_by_byte_offsets(probe):

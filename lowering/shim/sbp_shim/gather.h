@@ -4,6 +4,7 @@
 //   Gather(dst, src, srcOffset, srcBaseAddr, count)   dst[i] = element of src at byte
 //                                                     srcBaseAddr + srcOffset[i] (uint32_t byte offsets)
 //   CreateVecIndex(dst, firstValue, count)            dst[i] = firstValue + i
+//   Brcb(dst, src, repeatTimes, {dstBlkStride, dstRepStride})   each src element fills a 32-byte dst block
 //
 // Checked: A2 dtypes (Gather: int16, uint16, half, bfloat16_t, int32, uint32, float; CreateVecIndex:
 // int16, half, int32, float), every operand allocated, 32-byte aligned and holding `count` elements,
@@ -50,6 +51,38 @@ __aicore__ inline void Gather(const LocalTensor<T>& dst, const LocalTensor<T>& s
     std::memcpy(d + static_cast<size_t>(i) * sizeof(T), s + at, sizeof(T));
   }
   shim::g_counters.ubGatherBytes += dBytes;
+}
+
+// Brcb: each of 8 * repeatTimes src elements fills one 32-byte block of dst (repeat r, element k -> block
+// r * dstRepStride + k * dstBlkStride); b16 / b32 types; repeatTimes <= 255.
+struct BrcbRepeatParams {
+  uint16_t dstBlkStride = 1;
+  uint16_t dstRepStride = 8;
+  __aicore__ BrcbRepeatParams() {}
+  __aicore__ BrcbRepeatParams(uint16_t blk, uint16_t rep) : dstBlkStride(blk), dstRepStride(rep) {}
+};
+
+template <typename T>
+__aicore__ inline void Brcb(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint8_t repeatTimes,
+                            const BrcbRepeatParams& params) {
+  static_assert(shim::A2Gather<T>::value, "Brcb<T>: T is not supported on Atlas A2 (b16 / b32 only)");
+  const uint32_t n = 8u * repeatTimes;
+  src.CheckOperand("Brcb", "src", n);
+  const uint64_t lastBlock = repeatTimes == 0 ? 0
+      : static_cast<uint64_t>(repeatTimes - 1) * params.dstRepStride + 7ull * params.dstBlkStride + 1;
+  dst.CheckOperand("Brcb", "dst", lastBlock * ONE_BLK_SIZE / sizeof(T));
+  SBP_SHIM_CHECK(shim::Disjoint(dst.ShimOffset(), lastBlock * ONE_BLK_SIZE, src.ShimOffset(), n * sizeof(T)),
+                 "Brcb: dst overlaps src");
+  uint8_t* d = dst.Ptr();
+  for (uint32_t r = 0; r < repeatTimes; ++r) {
+    for (uint32_t k = 0; k < 8; ++k) {
+      const T v = src.GetValue(r * 8 + k);
+      uint8_t* block = d + (static_cast<size_t>(r) * params.dstRepStride + k * params.dstBlkStride) * ONE_BLK_SIZE;
+      for (uint32_t e = 0; e < ONE_BLK_SIZE / sizeof(T); ++e) {
+        std::memcpy(block + e * sizeof(T), &v, sizeof(T));
+      }
+    }
+  }
 }
 
 template <typename T>
