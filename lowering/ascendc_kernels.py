@@ -21,9 +21,10 @@ from functools import cache
 from pathlib import Path
 
 import numpy as np
-from xdsl.ir import Operation
+from xdsl.ir import Operation, SSAValue
 
 from sbpc.dialects import dtypes
+from sbpc.dialects.layout import LayoutAttr
 from sbpc.lowering.ascendc_printer import AscendCPrinter, tiling_header
 from sbpc.lowering.ascendc_runtime import compile_kernel, run_kernel
 from sbpc.lowering.cann_project import write_atomic
@@ -70,29 +71,68 @@ def _dtype(x: np.ndarray) -> str:
     return found.name
 
 
+def layout_view(value: SSAValue, shape: tuple[int, ...]) -> TensorView | None:
+    """The storage view of a local operand whose type carries an `#sbp.layout` for this shape (a transposed
+    or sliced local tensor), else None (row-major). Layouts that map several elements to one location
+    (a stride-0 dim of extent > 1) cannot hold distinct values and are taken as row-major."""
+    layout = getattr(value.type, "encoding", None)
+    if not isinstance(layout, LayoutAttr):
+        return None
+    try:
+        view = TensorView.from_layout(shape, layout.layout)
+    except ValueError:
+        return None
+    if view.is_contiguous() or any(n > 1 and s == 0 for n, s in zip(view.shape, view.strides, strict=True)):
+        return None
+    return view
+
+
+def _stored(a: np.ndarray, view: TensorView) -> np.ndarray:
+    """A 1-d storage holding `a` at `view`'s strides and offset (zeros elsewhere)."""
+    span = 1 + sum((n - 1) * s for n, s in zip(view.shape, view.strides, strict=True)) if a.size else 0
+    storage = np.zeros(view.offset + span, a.dtype)
+    strides = tuple(s * a.itemsize for s in view.strides)
+    np.lib.stride_tricks.as_strided(storage[view.offset :], a.shape, strides)[...] = a
+    return storage
+
+
 def run_fmod(
     self: np.ndarray, other: np.ndarray | float | int, soc: str = DEFAULT_SOC, profiler: KernelProfiler | None = None,
+    self_view: TensorView | None = None, other_view: TensorView | None = None,
 ) -> np.ndarray:
-    """fmod of one shard through the emitted kernel; `other` is a tensor or a scalar."""
+    """fmod of one shard through the emitted kernel; `other` is a tensor or a scalar. `self_view` /
+    `other_view` (from `layout_view`) store an operand at its declared layout, so the kernel reads it
+    strided (keys 3/4); None: row-major."""
     if self.ndim == 0 and (not isinstance(other, np.ndarray) or other.ndim == 0):
         # A 0-d shard is one element: the kernel's tiling and buffers are for 1-d and up.
         other = other.reshape(1) if isinstance(other, np.ndarray) else other
         return run_fmod(self.reshape(1), other, soc, profiler).reshape(())
     dtype = _dtype(self)
     self = np.ascontiguousarray(self)
-    view = TensorView.row_major(self.shape)
+    out_view = TensorView.row_major(self.shape)
+    sv = self_view or out_view
     if isinstance(other, np.ndarray):
         other = np.ascontiguousarray(other.astype(self.dtype, copy=False))
-        tiling = compute_tiling(view, TensorView.row_major(other.shape), view, dtype, soc)
+        ov = other_view or TensorView.row_major(other.shape)
+        tiling = compute_tiling(sv, ov, out_view, dtype, soc)
         name, tensor = "fmod_tensor", other
     else:
-        tiling = compute_tiling(view, other, view, dtype, soc)
+        ov = None
+        tiling = compute_tiling(sv, other, out_view, dtype, soc)
         name, tensor = "fmod_scalar", None
     fields = tiling.fields()
     key = int(tiling.to_json()["tilingKey"])
+
+    def storage(a: np.ndarray | None, v: TensorView | None) -> np.ndarray | None:
+        # keys 3/4 get the storage base (offsets in the tiling); keys 0-2 the view's first element
+        if a is None or v is None or v.is_contiguous():
+            return None
+        whole = _stored(a, v)
+        return whole if key >= 3 else whole[v.offset :]
+
     out, counters = run_kernel(
         library(name, dtype), self, tensor, self.shape, tiling.to_bytes(), int(fields["blockDim"]),  # type: ignore[arg-type]
-        key,
+        key, self_storage=storage(self, self_view), other_storage=storage(tensor, ov),
     )
     if profiler is not None:
         minimum = (2 * self.size + (0 if tensor is None else tensor.size)) * self.itemsize
@@ -136,13 +176,16 @@ class KernelProfiler:
 
 
 def _fmod(operands: list[np.ndarray], op: Operation, profiler: KernelProfiler | None = None) -> np.ndarray:
-    return run_fmod(operands[0], operands[1], profiler=profiler)
+    self_view = layout_view(op.operands[0], operands[0].shape)
+    other_view = layout_view(op.operands[1], operands[1].shape)
+    return run_fmod(operands[0], operands[1], profiler=profiler, self_view=self_view, other_view=other_view)
 
 
 def _fmod_scalar(operands: list[np.ndarray], op: Operation, profiler: KernelProfiler | None = None) -> np.ndarray:
     from sbpc.runtime.ops_numpy import scalar_value
 
-    return run_fmod(operands[0], scalar_value(op, "other"), profiler=profiler)
+    self_view = layout_view(op.operands[0], operands[0].shape)
+    return run_fmod(operands[0], scalar_value(op, "other"), profiler=profiler, self_view=self_view)
 
 
 def _reference_fmod(operands: list[np.ndarray], op: Operation) -> np.ndarray:

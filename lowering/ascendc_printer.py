@@ -39,7 +39,9 @@ from sbpc.dialects import ascendc, dtypes
 from sbpc.lowering import kernel_template as tpl
 from sbpc.lowering.cann_project import CANN_PACKAGE_PATH, EXECUTABLE, project_files, write_atomic
 from sbpc.lowering.host_tiling_cpp import host_includes, host_opdef_source, host_tiling_source, tiling_data_header
+from sbpc.lowering.kernel_template_blocked import BLOCKED_METHODS
 from sbpc.lowering.soc import ALIGN_BYTES
+from sbpc.lowering.tiling import STRIDED_RUN_CHUNK
 
 KEYS = {"fmod_tensor": (0, 1, 2, 3, 4), "fmod_scalar": (0, 3)}
 
@@ -105,6 +107,8 @@ class AscendCPrinter:
                 copy_in_alloc="" if scalar else tpl.TENSOR_COPY_IN_ALLOC,
                 other_methods="" if scalar else tpl.TENSOR_OTHER_METHODS,
                 column_dispatch="" if scalar else tpl.TENSOR_COLUMN_DISPATCH,
+                blocked_methods=BLOCKED_METHODS,
+                run_chunk=STRIDED_RUN_CHUNK,
                 copy_in_other="" if scalar else tpl.TENSOR_COPY_IN_OTHER,
                 copy_in_enque="" if scalar else tpl.TENSOR_COPY_IN_ENQUE,
                 compute_operands=tpl.SCALAR_COMPUTE_OPERANDS if scalar else tpl.TENSOR_COMPUTE_OPERANDS,

@@ -54,7 +54,7 @@ LAUNCHER = SHIM_DIR / "launcher.cpp"
 # The five ABI counters (sbp_launch's `counters`), then the extended ones (sbp_get_counters_ex).
 COUNTER_NAMES = ("gmToUbBytes", "ubToGmBytes", "ubHighWater", "dataCopyCalls", "dataCopyNon32")
 _EXTENDED_COUNTER_NAMES = ("gmScalarReadBytes", "gmScalarWriteBytes", "dataCopyPadCalls", "ubToUbBytes",
-                           "gmBurstPadBytes")
+                           "gmBurstPadBytes", "ubGatherBytes", "ubGatherBusiest")
 
 CXX = os.environ.get("CXX", "g++")
 COMPILE_FLAGS = ("-std=c++17", "-Wall", "-Werror", "-O1", "-fPIC")

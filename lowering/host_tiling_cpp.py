@@ -28,6 +28,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from sbpc.dialects import dtypes
+from sbpc.lowering.host_tiling_blocked_cpp import BLOCKED_TILING
 from sbpc.lowering.soc import ALIGN_BYTES, OPDEF_SOCS
 from sbpc.lowering.tiling import (
     CAST_TEMP_BYTES,
@@ -35,6 +36,7 @@ from sbpc.lowering.tiling import (
     MAX_BLOCK_COUNT,
     MIN_BYTES_PER_CORE,
     OTHER_TRAFFIC_SHARE,
+    STRIDED_RUN_UB_BYTES,
     TILE_ALIGN_ELEMS,
     UB_RESERVED_BYTES,
 )
@@ -94,6 +96,7 @@ constexpr uint64_t kUbReservedBytes = @UB_RESERVED@;
 constexpr uint64_t kAlignBytes = @ALIGN_BYTES@;
 constexpr uint64_t kTileAlignElems = @TILE_ALIGN@;
 constexpr uint64_t kMaxBlockCount = @MAX_BLOCK_COUNT@;
+constexpr uint64_t kStridedRunUbBytes = @RUN_UB@;
 constexpr uint64_t kU32Max = 0xFFFFFFFFull;
 
 // A strided view of an operand's storage (elements).
@@ -271,6 +274,7 @@ inline bool BroadcastContiguous(const int64_t* shape, const int64_t* stride, uin
   return true;
 }
 
+@BLOCKED@
 // tiling.compute_tiling after the inputs are read: validate, coalesce, pick the key, split cores and UB.
 inline bool ComputeTiling(const View& self, const View* other, const View& out, uint64_t typeSize, bool isF32,
                           uint64_t coreNum, uint64_t ubSize, Result& r) {
@@ -378,12 +382,22 @@ inline bool ComputeTiling(const View& self, const View* other, const View& out, 
     r.otherOffset = other == nullptr ? 0 : other->offset;
     r.outOffset = out.offset;
   }
+  if (r.tilingKey >= 3 && BlockedTiling(cs, cSelf, cOther, cOut, k, n, typeSize, isF32, coreNum, ubSize, r)) {
+    return true;
+  }
   // Cores: >= 4 KiB per core, 32-byte-aligned block starts, no idle core.
   const uint64_t align = kAlignBytes / typeSize;
   const uint64_t minElems = kMinBytesPerCore / typeSize;
   uint64_t cores = coreNum;
   // UB: x, y, out queues in T x bufferNum + fp32 temporaries; tiles aligned to 64 elements.
-  const uint64_t budget = ubSize - kUbReservedBytes;
+  // tiling.strided_runs: a strided run's chunk buffer and Gather table (rule 9).
+  const int64_t runOther = r.tilingKey == 4 ? cOther[k - 1] : 0;  // keys 3/4 have k >= 1
+  const bool runs = r.tilingKey >= 3 && (cSelf[k - 1] != 1 || (runOther != 0 && runOther != 1) || cOut[k - 1] != 1);
+  const uint64_t reserved = kUbReservedBytes + (runs ? kStridedRunUbBytes : 0);
+  if (ubSize <= reserved) {
+    return false;
+  }
+  const uint64_t budget = ubSize - reserved;
   const uint64_t tempBytes = (isF32 ? @FT@ : @CT@) + (r.tilingKey == 2 ? typeSize : 0);  // key 2: the run cache
   const uint64_t tileDouble = budget / (2 * 3 * typeSize + tempBytes) / kTileAlignElems * kTileAlignElems;
   if (tileDouble == 0 || tileDouble > kU32Max) {
@@ -563,13 +577,15 @@ def host_tiling_source(op: str) -> str:
     """
     _check_op(op)
     common = (
-        _COMMON.replace("@MAX_DIMS@", str(MAX_DIMS))
+        _COMMON.replace("@BLOCKED@", BLOCKED_TILING)
+        .replace("@MAX_DIMS@", str(MAX_DIMS))
         .replace("@MIN_BYTES@", str(MIN_BYTES_PER_CORE))
         .replace("@UB_RESERVED@", str(UB_RESERVED_BYTES))
         .replace("@TILE_ALIGN@", str(TILE_ALIGN_ELEMS))
         .replace("@ALIGN_BYTES@", str(ALIGN_BYTES))
         .replace("@OTHER_SHARE@", str(OTHER_TRAFFIC_SHARE))
         .replace("@MAX_BLOCK_COUNT@", str(MAX_BLOCK_COUNT))
+        .replace("@RUN_UB@", str(STRIDED_RUN_UB_BYTES))
         .replace("@FT@", str(F32_TEMP_BYTES))
         .replace("@CT@", str(CAST_TEMP_BYTES))
         .replace("@RESULT_FIELDS@", cpp_members({"blockDim": "1"}, "kMaxDims"))

@@ -6,14 +6,17 @@ the innermost coalesced dimension, placed at a 32-byte-aligned slot of the tile 
 operand stays aligned. Contiguous keys (0, 1) have one segment per tile; key 2 reads `other` runs
 (or duplicates a broadcast element), never splits a run across tiles when it can avoid it, and keeps
 the last run in a UB cache so a repeated run is copied UB->UB instead of re-read from GM; keys 3
-and 4 read and write strided operands element by element when their innermost stride is not 1.
+and 4 with a strided innermost dim and a unit-stride dim elsewhere (tileRows != 0) take the blocked
+path of `kernel_template_blocked.py` (strided DMA of 2-d blocks, UB Gather); otherwise runs of an operand
+whose innermost stride is not 1 move in chunks by one DataCopyPad each (tiling rule 9: Gather packs
+loaded chunks, Brcb spreads stored ones).
 Consecutive whole rows of keys 2-4 form a *row group*: an operand whose innermost stride is 1 moves
 the group with one strided DataCopyPad (blockCount = rows, srcStride / dstStride = the row gap in GM),
 whose 32-byte-padded blocks land exactly on the segments' aligned slots. CopyIn and CopyOut walk the
 same segments and groups, so no per-segment table is kept.
 
 Placeholders: {align_bytes} (`lowering.soc.ALIGN_BYTES`) {cls} {other_param} {other_arg} {other_init} {scalar_init}
-{other_methods} {column_dispatch} {copy_in_other} {compute} {entry} {branches}.
+{other_methods} {column_dispatch} {blocked_methods} {run_chunk} {copy_in_other} {compute} {entry} {branches}.
 """
 
 from __future__ import annotations
@@ -29,6 +32,14 @@ using namespace AscendC;
 namespace {{
 
 constexpr uint32_t kMaxBlockCount = 4095;  // A2: DataCopyPad's blockCount limit
+constexpr uint32_t kRunChunk = {run_chunk};  // elements a strided run moves per DataCopyPad (lowering/tiling.py rule 9)
+// How an input moves a 2-d block of a blocked key 3/4 (lowering/tiling_blocked.py `block_mode`): rows by one strided
+// DMA; columns by one strided DMA and a Gather; a broadcast row / column / element by one block and a Gather.
+constexpr uint32_t kRowMode = 0;
+constexpr uint32_t kColMode = 1;
+constexpr uint32_t kBroadcastRowMode = 2;
+constexpr uint32_t kBroadcastColMode = 3;
+constexpr uint32_t kConstMode = 4;
 
 // Flat logical index -> element offset of an operand with the given strides.
 __aicore__ inline int64_t StridedOffset(uint64_t pos, uint32_t dimNum, const int64_t* shape,
@@ -73,6 +84,12 @@ class {cls} {{
       pipe_.InitBuffer(cacheBuf_, tileBytes);
       PreloadOther();
     }}
+    if (td.tileRows != 0) {{
+      InitBlocked(tileBytes);
+    }} else if (StridedRuns()) {{
+      pipe_.InitBuffer(runRawBuf_, kRunChunk * {align_bytes});
+      pipe_.InitBuffer(runTableBuf_, kRunChunk * sizeof(uint32_t));
+    }}
     pipe_.InitBuffer(q32Buf_, td.tileLength * sizeof(float));
     if constexpr (!std::is_same_v<T, float>) {{
       pipe_.InitBuffer(x32Buf_, td.tileLength * sizeof(float));
@@ -86,6 +103,10 @@ class {cls} {{
 
   __aicore__ inline void Process() {{
     if (length_ == 0) {{
+      return;
+    }}
+    if (td_.tileRows != 0) {{
+      BlockedProcess();
       return;
     }}
 {column_dispatch}    if (key_ <= 1) {{
@@ -107,6 +128,49 @@ class {cls} {{
   __aicore__ inline bool ScalarLike() const {{ return key_ == 0 || key_ == 3; }}
 
   __aicore__ inline uint32_t AlignUp(uint32_t n) const {{ return (n + align_ - 1) / align_ * align_; }}
+
+  // Keys 3/4 off the blocked path whose self (or, for key 4, other) has an innermost stride other than 1
+  // (0 for other: Duplicate), or whose out has: their runs move by LoadStridedRun / StoreRun's chunks
+  // (tiling rule 9 reserves their UB).
+  __aicore__ inline bool StridedRuns() const {{
+    if (key_ < 3 || td_.dimNum == 0) {{
+      return false;
+    }}
+    const int64_t o = td_.otherStride[td_.dimNum - 1];
+    return td_.selfStride[td_.dimNum - 1] != 1 || (key_ == 4 && o != 0 && o != 1) ||
+           td_.outStride[td_.dimNum - 1] != 1;
+  }}
+
+  // A run of stride s != 1: chunks of kRunChunk elements, each moved by one DataCopyPad into runRawBuf_ --
+  // the contiguous span when a 32-byte sector holds several of its elements (s * sizeof(T) < 32), else one
+  // element per block (each lands in its own 32-byte UB block) -- then packed into the tile by Gather.
+  __aicore__ inline void LoadStridedRun(LocalTensor<T>& dst, uint32_t slot, GlobalTensor<T>& gm, int64_t off,
+                                        int64_t s, uint32_t len) {{
+    const bool span = static_cast<uint64_t>(s) * sizeof(T) < {align_bytes};
+    const int32_t step = span ? static_cast<int32_t>(s * sizeof(T)) : {align_bytes};
+    LocalTensor<int32_t> table = runTableBuf_.template Get<int32_t>();
+    if (step != runStep_) {{
+      CreateVecIndex(table, static_cast<int32_t>(0), kRunChunk);
+      Muls(table, table, step, static_cast<int32_t>(kRunChunk));
+      runStep_ = step;
+    }}
+    LocalTensor<T> raw = runRawBuf_.template Get<T>();
+    DataCopyPadExtParams<T> pad{{false, 0, 0, T(0)}};
+    for (uint32_t k = 0; k < len; k += kRunChunk) {{
+      const uint32_t n = len - k < kRunChunk ? len - k : kRunChunk;
+      const int64_t at = off + static_cast<int64_t>(k) * s;
+      DataCopyExtParams ext = span
+          ? DataCopyExtParams{{1, static_cast<uint32_t>(((n - 1) * s + 1) * sizeof(T)), 0, 0, 0}}
+          : DataCopyExtParams{{static_cast<uint16_t>(n), static_cast<uint32_t>(sizeof(T)),
+                               static_cast<uint32_t>((s - 1) * sizeof(T)), 0, 0}};
+      DataCopyPad(raw, gm[at], ext, pad);
+      SetFlag<HardEvent::MTE2_V>(0);
+      WaitFlag<HardEvent::MTE2_V>(0);
+      Gather(dst[slot + k], raw, table.ReinterpretCast<uint32_t>(), 0, n);
+      SetFlag<HardEvent::V_MTE2>(0);
+      WaitFlag<HardEvent::V_MTE2>(0);
+    }}
+  }}
 
   // Length of the segment starting at `pos` placed at `slot` (0 once the tile is full or the range ends).
   __aicore__ inline uint32_t SegmentLength(uint64_t pos, uint64_t end, uint32_t slot) const {{
@@ -196,7 +260,7 @@ class {cls} {{
       StoreRun(gm, off + static_cast<int64_t>(r) * pitch, innerStride, src, slot + r * AlignUp(len), len);
     }}
   }}
-{other_methods}
+{other_methods}{blocked_methods}
   __aicore__ inline uint64_t Tile(uint64_t pos, uint64_t end) {{
     uint32_t slots = 0;
     uint64_t next = CopyIn(pos, end, slots);
@@ -226,9 +290,7 @@ class {cls} {{
       DataCopyPad(dst[slot], gm[off], ext, pad);
       return;
     }}
-    for (uint32_t k = 0; k < len; ++k) {{
-      dst.SetValue(slot + k, gm.GetValue(static_cast<uint64_t>(off + static_cast<int64_t>(k) * innerStride)));
-    }}
+    LoadStridedRun(dst, slot, gm, off, innerStride, len);
   }}
 
   __aicore__ inline void StoreRun(GlobalTensor<T>& gm, int64_t off, int64_t innerStride, LocalTensor<T>& src,
@@ -238,8 +300,19 @@ class {cls} {{
       DataCopyPad(gm[off], src[slot], ext);
       return;
     }}
-    for (uint32_t k = 0; k < len; ++k) {{
-      gm.SetValue(static_cast<uint64_t>(off + static_cast<int64_t>(k) * innerStride), src.GetValue(slot + k));
+    // A strided run of out: chunks of kRunChunk elements, each spread to one 32-byte block an element by
+    // Brcb and written by one DataCopyPad of one-element blocks (exact bytes; the gaps are not touched).
+    LocalTensor<T> raw = runRawBuf_.template Get<T>();
+    for (uint32_t k = 0; k < len; k += kRunChunk) {{
+      const uint32_t n = len - k < kRunChunk ? len - k : kRunChunk;
+      SetFlag<HardEvent::MTE3_V>(0);
+      WaitFlag<HardEvent::MTE3_V>(0);
+      Brcb(raw, src[slot + k], static_cast<uint8_t>((n + 7) / 8), BrcbRepeatParams(1, 8));
+      SetFlag<HardEvent::V_MTE3>(0);
+      WaitFlag<HardEvent::V_MTE3>(0);
+      DataCopyExtParams ext{{static_cast<uint16_t>(n), static_cast<uint32_t>(sizeof(T)), 0,
+                            static_cast<uint32_t>((innerStride - 1) * sizeof(T)), 0}};
+      DataCopyPad(gm[off + static_cast<int64_t>(k) * innerStride], raw, ext);
     }}
   }}
 
@@ -270,14 +343,19 @@ class {cls} {{
   }}
 
   __aicore__ inline void Compute(uint32_t count) {{
-    LocalTensor<T> x = inX_.template DeQue<T>();
-    LocalTensor<T> z = outZ_.template AllocTensor<T>();
+    LocalTensor<T> xIn = inX_.template DeQue<T>();
+    LocalTensor<T> x = Arranged(xIn, selfMode_, xGatherBuf_, xTableBuf_, count);
+    LocalTensor<T> zOut = outZ_.template AllocTensor<T>();
+    LocalTensor<T> z = outMode_ == kColMode ? zGatherBuf_.template Get<T>() : zOut;
     LocalTensor<float> q32 = q32Buf_.template Get<float>();
     LocalTensor<float> x32;
     LocalTensor<float> y32;
     LocalTensor<float> z32;
-{compute_operands}{compute}    outZ_.EnQue(z);
-    inX_.FreeTensor(x);
+{compute_operands}{compute}    if (outMode_ == kColMode) {{  // rows -> columns for a column-wise store of `out`
+      Gather(zOut, z, zTableBuf_.template Get<uint32_t>(), 0, (blockCols_ - 1) * AlignUp(td_.tileRows) + blockRows_);
+    }}
+    outZ_.EnQue(zOut);
+    inX_.FreeTensor(xIn);
 {compute_free}  }}
 
   FmodTilingData td_;
@@ -300,6 +378,22 @@ class {cls} {{
   int64_t cacheOff_ = -1;
   uint32_t cacheLen_ = 0;
   bool otherInUb_ = false;  // key 2, inner broadcast: all of `other` is in cacheBuf_
+  // Blocked keys 3/4 (tileRows != 0): per input its BlockMode, reordered tile and Gather offset table.
+  uint32_t selfMode_ = kRowMode;
+  uint32_t otherMode_ = kRowMode;
+  uint32_t outMode_ = kRowMode;
+  uint32_t blockRows_ = 0;
+  uint32_t blockCols_ = 0;
+  TBuf<TPosition::VECCALC> zGatherBuf_;
+  TBuf<TPosition::VECCALC> zTableBuf_;
+  // Strided runs off the blocked path (LoadStridedRun): the chunk as moved, its Gather table and step.
+  TBuf<TPosition::VECCALC> runRawBuf_;
+  TBuf<TPosition::VECCALC> runTableBuf_;
+  int32_t runStep_ = -1;
+  TBuf<TPosition::VECCALC> xGatherBuf_;
+  TBuf<TPosition::VECCALC> xTableBuf_;
+  TBuf<TPosition::VECCALC> yGatherBuf_;
+  TBuf<TPosition::VECCALC> yTableBuf_;
   GlobalTensor<T> selfGm_;
   GlobalTensor<T> otherGm_;
   GlobalTensor<T> outGm_;
@@ -415,9 +509,11 @@ TENSOR_COPY_IN_ENQUE = """\
 """
 
 TENSOR_COMPUTE_OPERANDS = """\
+    LocalTensor<T> yIn;
     LocalTensor<T> y;
     if (!ScalarLike()) {
-      y = inY_.template DeQue<T>();
+      yIn = inY_.template DeQue<T>();
+      y = Arranged(yIn, otherMode_, yGatherBuf_, yTableBuf_, count);
     }
     if constexpr (std::is_same_v<T, float>) {
       x32 = x;
@@ -432,7 +528,7 @@ TENSOR_COMPUTE_OPERANDS = """\
 
 TENSOR_COMPUTE_FREE = """\
     if (!ScalarLike()) {
-      inY_.FreeTensor(y);
+      inY_.FreeTensor(yIn);
     }
 """
 

@@ -29,6 +29,11 @@ LAUNCH_S = 2e-6
 """Fixed cost of one kernel launch (the roofline model, `lowering/roofline.py`)."""
 SCALAR_GM_ACCESS_BYTES = ALIGN_BYTES
 """A scalar `GlobalTensor::GetValue/SetValue` is charged one whole 32-byte burst (roofline model)."""
+AIV_CLOCK_HZ = 1.85e9
+"""AI Vector core clock (roofline model: converts the vector pipe's per-cycle rates to time)."""
+UB_GATHER_ELEMS_PER_CYCLE = 8
+"""UB `Gather` throughput of one core (roofline model assumption, not a measured figure): 8 elements a cycle,
+i.e. 14.8 G elements/s; it runs on the vector pipe, concurrently with the MTE2/MTE3 DMA queues."""
 
 
 @dataclass(frozen=True)

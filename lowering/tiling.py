@@ -37,6 +37,28 @@ checks the two agree field by field. The rules (docs/ascendc_design.md "Tiling")
    the exact Python value; int16: an int must fit, a float must be finite and is truncated toward zero
    and must fit), then widened to float (`scalarOther`).
 
+8. Strided innermost dim (keys 3/4): when an input's innermost coalesced stride is not 0 or 1 but it has a
+   unit-stride dim p (`gatherDim`; a transposed or permuted view), the problem is cut into 2-d blocks of
+   tileRows (along p) x tileCols (along the innermost dim c), one index of the remaining (batch) dims
+   each. Every input moves a block by one strided DataCopyPad: rows (inner stride 1: blockCount = rows,
+   srcStride = the row gap), columns (stride 1 along p: blockCount = cols, srcStride = the column gap,
+   then a UB `Gather` with a per-core offset table reorders it row-major), or a broadcast row, column or
+   element (one block, then Gather); out leaves by rows (inner stride 1) or, reordered by one more Gather,
+   by columns (stride 1 along p; p is out's unit dim when no input is strided). Cores take bands of
+   bandBatch x bandRows x bandCols (rows and cols multiples of 32 bytes), the grid that minimises the
+   busiest core's elements (>= 4 KiB per core); tiles hold tileRows x tileCols with both padded to 32
+   bytes and their product <= the UB budget (tileRows ~ tileCols: long bursts on both sides).
+   blockLength / lastBlockLength are a full / the last core's band elements, tileNum / lastCoreTileNum
+   their tile counts, lastTileLength / lastCoreLastTileLength the elements of their last tile.
+
+9. Strided runs (keys 3/4 off rule 8): a run of self (or of key 4's other) whose innermost stride s is not
+   1 (nor 0 for other, which is Duplicated) moves in chunks of STRIDED_RUN_CHUNK elements, one DataCopyPad
+   each -- its contiguous span when s * sizeof(T) < 32 bytes (several elements share a sector; s x the
+   bytes), else one element per block -- into a chunk buffer, and a UB Gather packs them; a run of out with
+   an innermost stride other than 1 is spread one element a 32-byte block by Brcb and written by one
+   DataCopyPad of one-element blocks a chunk. The UB budget reserves STRIDED_RUN_UB_BYTES (the chunk at 32
+   bytes an element and its uint32 offset table).
+
 Inputs are validated with ValueError: > 8 input dims, bad shapes/strides/offsets, other not
 broadcastable to self, out shape != self shape, out with a stride-0 dim of size > 1 (overlapping
 writes), unknown dtype or soc, int16 scalar out of range, sizes beyond the u32/i64 tiling fields.
@@ -51,7 +73,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sbpc.dialects import dtypes
-from sbpc.lowering.soc import DEFAULT_SOC, SOCS, SocInfo
+from sbpc.lowering.soc import ALIGN_BYTES, DEFAULT_SOC, SOCS, SocInfo
 from sbpc.lowering.tiling_data import FMOD_TILING_FIELDS, MAX_DIMS, pack_tiling
 
 MIN_BYTES_PER_CORE = 4096
@@ -66,7 +88,7 @@ OTHER_TRAFFIC_SHARE = 40
 capped at about 2N / (40 |other|): that extra traffic stays under 5% of N. A row broadcast whose cap
 leaves cores idle is split by columns instead (`colBlock`): each core reads its slice of `other` once."""
 _I64_MAX = (1 << 63) - 1
-_U32_MAX = (1 << 32) - 1
+U32_MAX = (1 << 32) - 1
 
 # --- small integer helpers -------------------------------------------------------------------------------
 
@@ -310,12 +332,29 @@ def select_tiling_key(c: Coalesced) -> int:
 # --- the tiling ------------------------------------------------------------------------------------------
 
 
-def ub_bytes_per_elem(dtype: str, buffer_num: int, key: int = 0) -> int:
-    """UB bytes per tile element: x, y, out queues in T x bufferNum, the fp32 temporaries, and for key 2
-    the cache of the last `other` run."""
+GATHER_TABLE_BYTES = 4
+"""A uint32 byte offset per tile element: the Gather offset table of a blocked operand."""
+STRIDED_RUN_CHUNK = 256
+"""Rule 9: elements of a strided run one DataCopyPad moves (a multiple of every dtype's 32-byte block)."""
+STRIDED_RUN_UB_BYTES = STRIDED_RUN_CHUNK * (ALIGN_BYTES + GATHER_TABLE_BYTES)
+"""Rule 9's UB: the chunk (each element may land in its own 32-byte block) and its Gather offsets."""
+
+
+def strided_runs(key: int, c: Coalesced) -> bool:
+    """Rule 9: whether a key 3/4 problem off the blocked path moves strided runs (reserving their UB)."""
+    if key < 3 or not c.dim_num:
+        return False
+    other_inner = c.other_strides[-1] if key == 4 and c.other_strides is not None else 0
+    return c.self_strides[-1] != 1 or other_inner not in (0, 1) or c.out_strides[-1] != 1
+
+
+def ub_bytes_per_elem(dtype: str, buffer_num: int, key: int = 0, gathered: int = 0) -> int:
+    """UB bytes per tile element: x, y, out queues in T x bufferNum, the fp32 temporaries, for key 2
+    the cache of the last `other` run, and per gathered (blocked) input its reordered tile and table."""
     t = kernel_dtype(dtype)
     temporaries = F32_TEMP_BYTES if t.cast_up is None else CAST_TEMP_BYTES
-    return buffer_num * 3 * t.size + temporaries + (t.size if key == 2 else 0)
+    return (buffer_num * 3 * t.size + temporaries + (t.size if key == 2 else 0)
+            + gathered * (t.size + GATHER_TABLE_BYTES))  # fmt: skip
 
 
 def _pad8(vals: Sequence[int]) -> tuple[int, ...]:
@@ -351,6 +390,13 @@ class FmodTiling:
     outOffset: int
     colBlock: int
     """Key 2 split by columns: columns per core (a multiple of 32 bytes); 0 for a split by flat ranges."""
+    gatherDim: int
+    tileRows: int
+    """Keys 3/4 moved as 2-d blocks (rule 8): rows of a tile along gatherDim; 0 when not blocked."""
+    tileCols: int
+    bandRows: int
+    bandCols: int
+    bandBatch: int
     self_view: TensorView = field(compare=False)
     other_view: TensorView | None = field(compare=False)
     out_view: TensorView = field(compare=False)
@@ -365,7 +411,14 @@ class FmodTiling:
 
     @property
     def bytes_per_elem(self) -> int:
-        return ub_bytes_per_elem(self.dtype, self.bufferNum, self.tilingKey) if self.bufferNum else 0
+        if not self.bufferNum:
+            return 0
+        from sbpc.lowering.tiling_blocked import blocked_gathers  # builds on this module's helpers
+
+        k = self.dimNum
+        scalar = self.is_scalar
+        gathered = blocked_gathers(self.shape[:k], self.outStride[:k], self.gatherDim, scalar) if self.tileRows else 0
+        return ub_bytes_per_elem(self.dtype, self.bufferNum, self.tilingKey, gathered)
 
     @property
     def ub_bytes(self) -> int:
@@ -419,6 +472,12 @@ class FmodTiling:
             "otherOffset": self.otherOffset,
             "outOffset": self.outOffset,
             "colBlock": self.colBlock,
+            "gatherDim": self.gatherDim,
+            "tileRows": self.tileRows,
+            "tileCols": self.tileCols,
+            "bandRows": self.bandRows,
+            "bandCols": self.bandCols,
+            "bandBatch": self.bandBatch,
             "self": view(self.self_view),
             "other": view(self.other_view),
             "out": view(self.out_view),
@@ -477,7 +536,7 @@ def compute_tiling(
             tilingKey=0 if other_view is None else 1, blockDim=1, blockLength=0, lastBlockLength=0,
             tileLength=0, tileNum=0, lastTileLength=0, lastCoreTileNum=0, lastCoreLastTileLength=0,
             bufferNum=0, dimNum=0, innerRun=0, shape=zeros, selfStride=zeros, otherStride=zeros,
-            outStride=zeros, selfOffset=0, otherOffset=0, outOffset=0, colBlock=0, **common,
+            outStride=zeros, selfOffset=0, otherOffset=0, outOffset=0, colBlock=0, **_NOT_BLOCKED, **common,
         )  # fmt: skip
     key = select_tiling_key(c)
     k = c.dim_num
@@ -490,14 +549,33 @@ def compute_tiling(
         inner_ok = c.self_strides[-1] == 1 and c.out_strides[-1] == 1 and other_strides[-1] in (0, 1)
         inner_run = c.shape[-1] if inner_ok else 1
 
+    views: dict[str, Any] = {
+        "dimNum": k,
+        "innerRun": inner_run,
+        "shape": _pad8(c.shape),
+        "selfStride": _pad8(c.self_strides),
+        "otherStride": _pad8(other_strides),
+        "outStride": _pad8(c.out_strides),
+        "selfOffset": self.offset if key >= 3 else 0,
+        "otherOffset": other_view.offset if other_view is not None and key >= 3 else 0,
+        "outOffset": out.offset if key >= 3 else 0,
+    }
+    if key >= 3:
+        from sbpc.lowering.tiling_blocked import blocked_tiling  # builds on this module's helpers
+
+        blocked = blocked_tiling(c, other_view is None, dtype, info)
+        if blocked is not None:
+            return FmodTiling(tilingKey=key, colBlock=0, **blocked, **views, **common)
     # Cores: >= 4 KiB per core, 32-byte-aligned block starts, no idle core.
     align = info.align_bytes // size
     min_elems = MIN_BYTES_PER_CORE // size
     cores = info.aiv_cores
     # UB: every buffer x bufferNum, fp32 temporaries included; tiles aligned to 64 elements.
     budget = info.ub_bytes - UB_RESERVED_BYTES
+    if strided_runs(key, c):
+        budget -= STRIDED_RUN_UB_BYTES
     tile_double = align_down(budget // ub_bytes_per_elem(dtype, 2, key), TILE_ALIGN_ELEMS)
-    if tile_double == 0:
+    if tile_double <= 0:
         raise ValueError(f"UB of {info.ub_bytes} bytes cannot hold one 64-element tile")
     col_block = 0
     if key == 2:  # every core may read all of `other`: keep that extra traffic under 5%
@@ -530,7 +608,7 @@ def compute_tiling(
         last_core_tile_num = ceil_div(last_block_length, tile_length)
         last_tile_length = block_length - (tile_num - 1) * tile_length
         last_core_last_tile_length = last_block_length - (last_core_tile_num - 1) * tile_length
-    if tile_num > _U32_MAX:
+    if tile_num > U32_MAX:
         raise ValueError(f"{n_total} elements need {tile_num} tiles per core, more than a uint32 holds")
     return FmodTiling(
         tilingKey=key,
@@ -543,16 +621,9 @@ def compute_tiling(
         lastCoreTileNum=last_core_tile_num,
         lastCoreLastTileLength=last_core_last_tile_length,
         bufferNum=buffer_num,
-        dimNum=k,
-        innerRun=inner_run,
-        shape=_pad8(c.shape),
-        selfStride=_pad8(c.self_strides),
-        otherStride=_pad8(other_strides),
-        outStride=_pad8(c.out_strides),
-        selfOffset=self.offset if key >= 3 else 0,
-        otherOffset=other_view.offset if other_view is not None and key >= 3 else 0,
-        outOffset=out.offset if key >= 3 else 0,
         colBlock=col_block,
+        **_NOT_BLOCKED,
+        **views,
         **common,
     )
 
@@ -575,3 +646,6 @@ def _column_block(
     if ceil_div(cols, block) <= capped or block > tile_double:
         return 0
     return block
+
+
+_NOT_BLOCKED = {"gatherDim": 0, "tileRows": 0, "tileCols": 0, "bandRows": 0, "bandCols": 0, "bandBatch": 0}

@@ -48,6 +48,13 @@ FMOD_TILING_FIELDS: tuple[TilingField, ...] = (
     TilingField("otherOffset", "int64_t"),
     TilingField("outOffset", "int64_t"),
     TilingField("colBlock", "uint32_t"),
+    # Keys 3/4 with a strided innermost dim, moved as 2-d blocks (tileRows != 0; lowering/tiling.py rule 8):
+    TilingField("gatherDim", "uint32_t"),
+    TilingField("tileRows", "uint32_t"),
+    TilingField("tileCols", "uint32_t"),
+    TilingField("bandRows", "uint32_t"),
+    TilingField("bandCols", "uint32_t"),
+    TilingField("bandBatch", "uint64_t"),
 )
 
 # The field types tilingdata_base.h allows -> struct format character (little-endian, standard sizes).
@@ -88,7 +95,7 @@ def tiling_field_offsets(fields: Fields = FMOD_TILING_FIELDS) -> dict[str, int]:
 
 
 def tiling_size(fields: Fields = FMOD_TILING_FIELDS) -> int:
-    """sizeof(FmodTilingData) (360 for FMOD_TILING_FIELDS)."""
+    """sizeof(FmodTilingData) (384 for FMOD_TILING_FIELDS)."""
     return struct_layout(fields)[1]
 
 

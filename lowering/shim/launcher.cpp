@@ -14,7 +14,8 @@
 //     sbp_last_error()); 2 for bad launch arguments.
 //   const char* sbp_last_error(void);            message of the last failure of this thread ("" if none)
 //   uint32_t sbp_get_counters_ex(uint64_t*, uint32_t n);  the 5 counters + gmScalarReadBytes,
-//            gmScalarWriteBytes, dataCopyPadCalls, ubToUbBytes, gmBurstPadBytes of the last launch; returns how many
+//            gmScalarWriteBytes, dataCopyPadCalls, ubToUbBytes, gmBurstPadBytes, ubGatherBytes, ubGatherBusiest
+//            (the most Gather bytes of one core) of the last launch; returns how many
 //   const char* sbp_kernel_entry_name(void);     the entry symbol compiled in
 //   int sbp_kernel_is_scalar(void);
 //   uint32_t sbp_ub_capacity(void);              TOTAL_UB_SIZE (sbp_shim/soc.h)
@@ -75,6 +76,7 @@ extern "C" __attribute__((visibility("default"))) int sbp_launch(uint8_t* self, 
     g_core.blockNum = blockDim;
     g_core.tilingKey = tilingKey;
     std::memset(UbBase(), UB_POISON_BYTE, AscendC::TOTAL_UB_SIZE);
+    const uint64_t gatherBefore = g_counters.ubGatherBytes;
     try {
 #if SBP_KERNEL_SCALAR
       SBP_KERNEL_ENTRY(self, out, workspace, tiling);
@@ -87,6 +89,8 @@ extern "C" __attribute__((visibility("default"))) int sbp_launch(uint8_t* self, 
       rc = Report("core " + std::to_string(b) + ": the kernel threw a non-standard exception", 1);
     }
     if (g_core.ubCoreHigh > high) high = g_core.ubCoreHigh;
+    const uint64_t gathered = g_counters.ubGatherBytes - gatherBefore;
+    if (gathered > g_counters.ubGatherBusiest) g_counters.ubGatherBusiest = gathered;
   }
   std::fesetround(savedRound);
   g_counters.ubHighWater = high;
@@ -108,7 +112,7 @@ extern "C" __attribute__((visibility("default"))) uint32_t sbp_get_counters_ex(u
   const AscendC::shim::Counters& c = g_lastCounters;
   const uint64_t all[] = {c.gmToUbBytes,       c.ubToGmBytes,        c.ubHighWater,      c.dataCopyCalls,
                           c.dataCopyNon32,     c.gmScalarReadBytes,  c.gmScalarWriteBytes, c.dataCopyPadCalls,
-                          c.ubToUbBytes,       c.gmBurstPadBytes};
+                          c.ubToUbBytes,       c.gmBurstPadBytes,    c.ubGatherBytes,    c.ubGatherBusiest};
   uint32_t total = static_cast<uint32_t>(sizeof(all) / sizeof(all[0]));
   uint32_t k = n < total ? n : total;
   for (uint32_t i = 0; i < k && out != nullptr; ++i) out[i] = all[i];

@@ -471,6 +471,71 @@ def test_special_cases_match_python(driver):
     assert (ok, fail) == (63, 28)
 
 
+def blocked_cases() -> list[Case]:
+    """Keys 3/4 moved as 2-d blocks (tiling rule 8): transposed, 3-d permuted (batched and not), broadcast
+    other rows / columns / elements against a transposed self, a transposed other, tiny UB and 40 cores."""
+    rm = TensorView.row_major
+    f2, yes = (2, 2, 2), (True, True, True)
+    cases = []
+    for dt in DT_ENUM:
+        t = TensorView((1000, 1000), (1, 1000), 7)
+        for cores, ub in ((48, 196608), (40, 196608), (48, 24576)):
+            cases.append(Case("FmodScalar", dt, cores, ub, t, 2.0, rm((1000, 1000)), f2, yes))
+            cases.append(Case("FmodTensor", dt, cores, ub, t, t, rm((1000, 1000)), f2, yes))
+        for s, o in [
+            (TensorView((100, 20, 50), (1, 5000, 100)), rm((50,))),  # coalesces to a 2-d transpose
+            (TensorView((20, 100, 50), (5000, 1, 100)), rm((20, 1, 50))),  # batched transpose
+            (TensorView((50, 100, 20), (100, 1, 5000)), TensorView((100, 1), (1, 1))),  # column broadcast
+            (TensorView((100, 50, 20), (1, 100, 5000)), rm((1,))),  # full reversal, one-element other
+            (TensorView((3, 4096, 129), (129 * 4096, 1, 4096)), TensorView((3, 4096, 129), (129 * 4096, 1, 4096))),
+            (rm((257, 129)), TensorView((257, 129), (1, 257))),  # only other strided
+        ]:
+            cases.append(Case("FmodTensor", dt, 48, 196608, s, o, rm(s.shape), f2, yes))
+            cases.append(Case("FmodScalar", dt, 48, 196608, s, 3.0, rm(s.shape), f2, yes))
+        for s, o in [  # out transposed: it leaves by columns
+            (rm((240, 410)), rm((240, 410))),
+            (TensorView((240, 410), (1, 240)), TensorView((240, 410), (1, 240))),
+        ]:
+            out = TensorView((240, 410), (1, 240), 3)
+            cases.append(Case("FmodTensor", dt, 48, 196608, s, o, out, f2, yes))
+            cases.append(Case("FmodScalar", dt, 48, 196608, s, 3.0, out, f2, yes))
+    return cases
+
+
+def strided_run_cases() -> list[Case]:
+    """Tiling rule 9 (no unit-stride dim): one column, stepped columns, a broadcast self, a small UB."""
+    rm = TensorView.row_major
+    f2, yes = (2, 2, 2), (True, True, True)
+    cases = []
+    for dt in DT_ENUM:
+        for s, o in [
+            (TensorView((400,), (250,), 7), TensorView((400,), (250,), 3)),
+            (TensorView((200, 300), (600, 2), 1), TensorView((200, 300), (600, 2))),
+            (TensorView((300, 200), (1, 0)), rm((300, 200))),
+        ]:
+            for ub in (196608, 12000):
+                cases.append(Case("FmodTensor", dt, 48, ub, s, o, rm(s.shape), f2, yes))
+                cases.append(Case("FmodScalar", dt, 48, ub, s, 3.0, rm(s.shape), f2, yes))
+        column = TensorView((20000,), (16,), 2)  # an output column
+        for ub in (196608, 12000):
+            cases.append(Case("FmodTensor", dt, 48, ub, rm((20000,)), rm((20000,)), column, f2, yes))
+            cases.append(Case("FmodScalar", dt, 48, ub, rm((20000,)), 3.0, column, f2, yes))
+    return cases
+
+
+def test_strided_run_cases_match_python(driver):
+    ok, fail = check_cases(driver, strided_run_cases())
+    assert (ok, fail) == (8 * len(DT_ENUM), 8 * len(DT_ENUM))  # the 12000-byte UB cannot hold the chunk
+
+
+def test_blocked_cases_match_python(driver):
+    cases = blocked_cases()
+    ok, fail = check_cases(driver, cases)
+    assert (ok, fail) == (len(cases), 0)
+    blocked = [c for c in cases if c.python()["fields"]["tileRows"]]  # type: ignore[index]
+    assert len(blocked) == len(cases) - len(DT_ENUM)  # all but the scalar of "only other strided"
+
+
 def test_random_cases_match_python(driver):
     rng = random.Random(20240605)
     cases = [random_case(rng) for _ in range(1500)]

@@ -5,9 +5,13 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 
+from sbpc.dialects import dtypes
+from sbpc.lowering.ascendc_kernels import KernelProfiler, run_fmod
 from sbpc.lowering.roofline import profile_launch
+from sbpc.lowering.tiling import TensorView
 from sbpc.tools.sbp_run import run_captured
 
 COUNTERS = {"gmToUbBytes": 8000, "ubToGmBytes": 4000, "gmScalarReadBytes": 400, "gmScalarWriteBytes": 0,
@@ -71,3 +75,48 @@ def test_profile_needs_the_ascendc_kernels(tmp_path: Path) -> None:
     (tmp_path / "p.mlir").write_text(PROGRAM)
     code, out = run_captured([str(tmp_path / "p.mlir"), "--profile"])
     assert code == 1 and out.strip() == "error: --profile needs --kernels ascendc-cpu"
+
+
+ISSUE15 = Path(__file__).parent / "Inputs" / "profile_issue15.mlir"
+"""The six launches of issue 15's acceptance: key 2 row broadcast (100x1000 + (1000,), f32), key 2 column
+broadcast (1000x1000 + (1000,1), f16), key 3 transposed 1000x1000 f16, key 4 transposed self and other
+1000x1000 f32, key 4 row-sliced bf16 (row stride 2000), key 0 1e6 i16 (layouts via `#sbp.layout`)."""
+
+
+def test_issue15_profile_cases_at_the_roofline() -> None:
+    code, out = run_captured([str(ISSUE15), "--kernels", "ascendc-cpu", "--profile", "--check"])
+    assert code == 0, out
+    lines = [m for m in map(LINE.match, out.splitlines()) if m]
+    assert [(m[2], m[4]) for m in lines] == [("2", "f32"), ("2", "f16"), ("3", "f16"), ("4", "f32"), ("4", "bf16"),
+                                             ("0", "i16")]  # fmt: skip
+    for m in lines:
+        assert float(m[12]) <= 1.3, m[0]  # modelled / ideal
+        assert float(m[7]) <= 1.05, m[0]  # GM<->UB bytes / minimum
+        assert int(m[9]) <= 196608, m[0]  # UB high water
+    assert "check: OK" in out
+
+
+def test_issue15_profile_cases_copy_32_byte_aligned() -> None:
+    """The same six launches through the profiler API: every DataCopy moves whole 32-byte blocks (the shim
+    counts the others), no element moves by scalar GM access, and the strided ones reorder by Gather."""
+    rng = np.random.default_rng(3)
+
+    def arr(shape: tuple[int, ...], dtype: str) -> np.ndarray:
+        values = rng.uniform(-50, 50, shape) if dtype != "i16" else rng.integers(-300, 300, shape)
+        values = np.where(values == 0, 7, values)
+        return values.astype(dtypes.find(dtype).numpy_dtype())  # type: ignore[union-attr]
+
+    t = TensorView((1000, 1000), (1, 1000))
+    rows = TensorView((1000, 1000), (2000, 1))
+    profiler = KernelProfiler()
+    run_fmod(arr((100, 1000), "f32"), arr((1000,), "f32"), profiler=profiler)
+    run_fmod(arr((1000, 1000), "f16"), arr((1000, 1), "f16"), profiler=profiler)
+    run_fmod(arr((1000, 1000), "f16"), 2.5, profiler=profiler, self_view=t)
+    run_fmod(arr((1000, 1000), "f32"), arr((1000, 1000), "f32"), profiler=profiler, self_view=t, other_view=t)
+    run_fmod(arr((1000, 1000), "bf16"), arr((1000, 1000), "bf16"), profiler=profiler, self_view=rows,
+             other_view=rows)  # fmt: skip
+    run_fmod(arr((10**6,), "i16"), 3, profiler=profiler)
+    assert [p.key for p in profiler.launches] == [2, 2, 3, 4, 4, 0]
+    for p in profiler.launches:
+        assert p.unaligned_copies == 0, p.line()
+        assert p.time_ratio <= 1.3 and p.bytes_ratio <= 1.05 and p.ub_high <= 196608, p.line()

@@ -258,7 +258,7 @@ def test_tiling_layout_natural_alignment():
     assert list(offsets) == [f for f, _, _ in FMOD_TILING_FIELDS]
     assert offsets["totalLength"] == 0 and offsets["blockDim"] == 8 and offsets["blockLength"] == 16
     assert offsets["shape"] % 8 == 0 and offsets["scalarOther"] % 4 == 0
-    assert tiling_size() == 360
+    assert tiling_size() == 384
     fields = {"totalLength": 2**40 + 3, "scalarOther": -1.5, "shape": [3, 4], "outOffset": -9}
     back = unpack_tiling(pack_tiling(fields))
     assert back["totalLength"] == 2**40 + 3 and back["scalarOther"] == -1.5
@@ -470,6 +470,38 @@ PROBE = textwrap.dedent(
         for (int i = 0; i < 8; ++i) put(td.otherStride[i]);
         for (int i = 0; i < 8; ++i) put(td.outStride[i]);
         put(td.selfOffset); put(td.otherOffset); put(td.outOffset); put(td.colBlock);
+        put(td.gatherDim); put(td.tileRows); put(td.tileCols); put(td.bandRows); put(td.bandCols);
+        put(td.bandBatch);
+      } else if (TILING_KEY_IS(29)) {  // Brcb: 16 int16 values, each filling one 32-byte block
+        TBuf<TPosition::VECCALC> b;
+        pipe.InitBuffer(b, 1024);
+        LocalTensor<int16_t> h = b.Get<int16_t>();
+        CreateVecIndex(h, static_cast<int16_t>(1), 16);
+        Brcb(h[32], h, 2, BrcbRepeatParams(1, 8));
+        GlobalTensor<int16_t> o;
+        o.SetGlobalBuffer(reinterpret_cast<__gm__ int16_t*>(out), 256);
+        DataCopy(o, h[32], 256);
+      } else if (TILING_KEY_IS(25) || TILING_KEY_IS(26) || TILING_KEY_IS(27) || TILING_KEY_IS(28)) {
+        // Gather: 16 floats reversed by a byte-offset table from CreateVecIndex (25), an offset not a
+        // multiple of sizeof(T) (26), an offset outside src (27), dst overlapping src (28)
+        TBuf<TPosition::VECCALC> b;
+        pipe.InitBuffer(b, 1024);
+        LocalTensor<float> f = b.Get<float>();
+        LocalTensor<int32_t> idx = f[64].ReinterpretCast<int32_t>();
+        CreateVecIndex(idx, static_cast<int32_t>(-15), 16);                 // -15 .. 0
+        Muls(idx, idx, static_cast<int32_t>(-4), 16);                        // 60 .. 0: reversed byte offsets
+        CreateVecIndex(f, 100.0f, 16);
+        if (TILING_KEY_IS(26)) {
+          idx.SetValue(3, 6);
+        } else if (TILING_KEY_IS(27)) {
+          idx.SetValue(3, 4 * 16);
+        }
+        LocalTensor<float> src = f[0];
+        src.SetSize(16);
+        Gather(TILING_KEY_IS(28) ? f[8] : f[32], src, idx.ReinterpretCast<uint32_t>(), 0, 16);
+        GlobalTensor<float> o;
+        o.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(out), 16);
+        DataCopy(o, f[32], 16);
       } else if (TILING_KEY_IS(40) || TILING_KEY_IS(41) || TILING_KEY_IS(42) || TILING_KEY_IS(43) ||
                  TILING_KEY_IS(44) || TILING_KEY_IS(45) || TILING_KEY_IS(46)) {
         // Cast float -> {float, half, bf16, int16} with mode (key - 40); n = 256 inputs
@@ -495,6 +527,10 @@ PROBE = textwrap.dedent(
       Cast(i, b, RoundMode::CAST_RINT, 16);              // BAD_CAST_BF16_I16
       Cast(b, i, RoundMode::CAST_NONE, 16);              // BAD_CAST_I16_BF16
       Cast(h, b, RoundMode::CAST_NONE, 16);              // BAD_CAST_BF16_HALF
+      Gather(i, i, f.ReinterpretCast<uint32_t>(), 0, 16);  // fine
+      LocalTensor<uint8_t> u8 = f.ReinterpretCast<uint8_t>();
+      Gather(u8, u8, f.ReinterpretCast<uint32_t>(), 0, 16);  // BAD_GATHER_U8
+      CreateVecIndex(b, bfloat16_t(0.0f), 16);              // BAD_INDEX_BF16
       Mul(h, h, h, 16); Sub(f, f, f, 16);                // fine
     }
     #endif
@@ -615,6 +651,30 @@ def test_datacopypad_ub_to_gm_exact_bytes(probe):
 def test_shim_checks_fail_with_clear_messages(probe, key, message):
     with pytest.raises(KernelRunError, match=message):
         run_probe(probe, key, self_bytes=np.zeros(64, np.uint8))
+
+
+def test_brcb_fills_one_block_per_element(probe):
+    out, _ = run_probe(probe, 29, out_bytes=512)
+    np.testing.assert_array_equal(out.view(np.int16), np.repeat(np.arange(1, 17, dtype=np.int16), 16))
+
+
+def test_gather_reorders_by_byte_offsets(probe):
+    out, c = run_probe(probe, 25, out_bytes=64)
+    np.testing.assert_array_equal(out.view(np.float32), np.arange(115, 99, -1, dtype=np.float32))
+    assert c["ubGatherBytes"] == c["ubGatherBusiest"] == 64
+
+
+@pytest.mark.parametrize(
+    ("key", "message"),
+    [
+        (26, r"Gather: byte offset 6 of element 3 is not a multiple of 4"),
+        (27, r"Gather: byte offset 64 of element 3 is outside src \(64 bytes\)"),
+        (28, r"Gather: dst overlaps src"),
+    ],
+)
+def test_gather_checks(probe, key, message):
+    with pytest.raises(KernelRunError, match=message):
+        run_probe(probe, key, out_bytes=64)
 
 
 def test_failure_names_the_core(probe):
@@ -760,7 +820,7 @@ def test_illegal_dtypes_fail_to_compile(probe_source, tiling_dir):
     err = str(info.value)
     src_lines = probe_source.read_text().splitlines()
     for tag in ["BAD_DIV_BF16", "BAD_ADD_BF16", "BAD_DIV_I16", "BAD_CAST_BF16_I16", "BAD_CAST_I16_BF16",
-                "BAD_CAST_BF16_HALF"]:  # fmt: skip
+                "BAD_CAST_BF16_HALF", "BAD_GATHER_U8", "BAD_INDEX_BF16"]:  # fmt: skip
         line = next(i + 1 for i, text in enumerate(src_lines) if tag in text)
         assert f"shim_probe.cpp:{line}:" in err, f"{tag} (line {line}) did not fail to compile"
     assert "is not supported on Atlas A2" in err

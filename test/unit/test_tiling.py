@@ -315,7 +315,7 @@ def test_fields_bytes_json():
     assert list(f) == [name for name, _, _ in FMOD_TILING_FIELDS]
     assert all(len(f[name]) == MAX_DIMS for name, _, n in FMOD_TILING_FIELDS if n)
     assert (f["selfOffset"], f["otherOffset"], f["outOffset"]) == (7, 2, 1)
-    assert tiling_size() == len(t.to_bytes()) == 360
+    assert tiling_size() == len(t.to_bytes()) == 384
     assert unpack_tiling(t.to_bytes()) == f
     j = t.to_json()
     for k in ("tilingKey", "blockDim", "blockLength", "tileLength", "tileNum", "lastTileLength", "bufferNum", "dtype",

@@ -137,6 +137,8 @@ struct Counters {
   uint64_t dataCopyPadCalls = 0;
   uint64_t ubToUbBytes = 0;
   uint64_t gmBurstPadBytes = 0;  // DataCopyPad: bytes a block's 32-byte GM bursts move beyond its blockLen
+  uint64_t ubGatherBytes = 0;    // bytes Gather wrote (UB reorder of strided tiles)
+  uint64_t ubGatherBusiest = 0;  // the most Gather bytes of one core
 };
 
 struct CoreState {

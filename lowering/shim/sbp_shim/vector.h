@@ -439,4 +439,6 @@ __aicore__ inline void Trunc(const LocalTensor<T>& dst, const LocalTensor<T>& sr
 
 }  // namespace AscendC
 
+#include "sbp_shim/gather.h"
+
 #endif  // SBP_SHIM_VECTOR_H

@@ -42,6 +42,12 @@ func.func @main(%a: !sbp.tensor<8x16xf16, @p, [S(0)]>, %b: !sbp.tensor<16xf16, @
 // HDR-NEXT:   TILING_DATA_FIELD_DEF(int64_t, otherOffset);
 // HDR-NEXT:   TILING_DATA_FIELD_DEF(int64_t, outOffset);
 // HDR-NEXT:   TILING_DATA_FIELD_DEF(uint32_t, colBlock);
+// HDR-NEXT:   TILING_DATA_FIELD_DEF(uint32_t, gatherDim);
+// HDR-NEXT:   TILING_DATA_FIELD_DEF(uint32_t, tileRows);
+// HDR-NEXT:   TILING_DATA_FIELD_DEF(uint32_t, tileCols);
+// HDR-NEXT:   TILING_DATA_FIELD_DEF(uint32_t, bandRows);
+// HDR-NEXT:   TILING_DATA_FIELD_DEF(uint32_t, bandCols);
+// HDR-NEXT:   TILING_DATA_FIELD_DEF(uint64_t, bandBatch);
 // HDR-NEXT: END_TILING_DATA_DEF;
 // HDR:      REGISTER_TILING_DATA_CLASS(FmodTensor, FmodTilingData)
 
