@@ -352,11 +352,15 @@ def main(argv: list[str] | None = None) -> int:
     dims = GptDims()
     start = time.perf_counter()
     data = run(args.layers, args.variants, args.runs, dims)
-    text = render(data, args, dims, time.perf_counter() - start)
-    if args.out != "-":
-        Path(args.out).write_text(text, encoding="utf-8")
-    sys.stdout.write(text)
+    publish(render(data, args, dims, time.perf_counter() - start), args.out)
     return 0
+
+
+def publish(text: str, out: str) -> None:
+    """Print the report; also write it to `out` unless that is `-`."""
+    print(text, end="")
+    if out != "-":
+        Path(out).write_text(text, encoding="utf-8")
 
 
 if __name__ == "__main__":
