@@ -50,9 +50,10 @@ def dtensor_cpu_links(rank: int) -> tuple[tuple[float, float], ...]:
 
 def dtensor_step_us(
     step: Step, shape: tuple[int, ...], elt_bytes: int, hierarchy: Sequence[int],
-    links: Sequence[tuple[float, float]],
+    links: Sequence[tuple[float, float]], a2a_penalty_us: float = ALL_TO_ALL_PENALTY_US,
 ) -> float:
-    """One of our steps priced by DTensor's `_compute_placement_transition_cost` formulas."""
+    """One of our steps priced by DTensor's `_compute_placement_transition_cost` formulas (with
+    `a2a_penalty_us` = 0: without its all-to-all penalty)."""
     if step.kind in ("all_slice", "to_partial"):
         return 0.0
     axes = step.mesh_axes
@@ -65,12 +66,12 @@ def dtensor_step_us(
         local_gib *= n
     hops = 2 * (n - 1) if step.kind == "all_reduce" else n - 1
     cost = BASE_US + hops * latency + local_gib * hops / n / bandwidth * 1e6
-    return cost + ALL_TO_ALL_PENALTY_US if step.kind == "all_to_all" else cost
+    return cost + a2a_penalty_us if step.kind == "all_to_all" else cost
 
 
 def dtensor_plan_us(plan: Plan, shape: tuple[int, ...], elt_bytes: int, hierarchy: Sequence[int],
-                    links: Sequence[tuple[float, float]]) -> float:
-    return sum(dtensor_step_us(s, shape, elt_bytes, hierarchy, links) for s in plan.steps)
+                    links: Sequence[tuple[float, float]], a2a_penalty_us: float = ALL_TO_ALL_PENALTY_US) -> float:
+    return sum(dtensor_step_us(s, shape, elt_bytes, hierarchy, links, a2a_penalty_us) for s in plan.steps)
 
 
 @dataclass(frozen=True)
@@ -98,7 +99,7 @@ class DTensorPlan:
 class DTensorDijkstra:
     """torch's `DTensorRedistributePlanner` on one mesh, in this process (use `dtensor_session`)."""
 
-    def __init__(self, hierarchy: tuple[int, ...], shape: tuple[int, ...]) -> None:
+    def __init__(self, hierarchy: tuple[int, ...], shape: tuple[int, ...], elt_bytes: int = 4) -> None:
         import torch
         from torch.distributed.device_mesh import DeviceMesh
         from torch.distributed.tensor._collective_utils import MeshTopoInfo
@@ -107,7 +108,7 @@ class DTensorDijkstra:
         self.hierarchy, self.shape = hierarchy, shape
         self.mesh = DeviceMesh("cpu", torch.arange(math.prod(hierarchy)).reshape(hierarchy))
         self.meta = TensorMeta(torch.Size(shape), tuple(math.prod(shape[i + 1:]) for i in range(len(shape))),
-                               torch.float32)
+                               {2: torch.float16, 4: torch.float32, 8: torch.float64}[elt_bytes])
         topo = MeshTopoInfo.build_from_mesh(self.mesh)
         links = list(zip(topo.mesh_dim_bandwidth, topo.mesh_dim_latency, strict=True))
         assert links == list(dtensor_cpu_links(len(hierarchy))), links  # the constants we compare under
@@ -174,25 +175,31 @@ class PairResult:
     optimal_us: float
     """`optimal` priced by DTensor's formulas."""
     dtensor: DTensorPlan
+    dtensor_us: float
+    """DTensor's plan priced by its own costs (less its all-to-all penalty when that is dropped)."""
 
 
 def p2_pairs(hierarchy: tuple[int, ...], shape: tuple[int, ...], elt_bytes: int, with_links: bool,
              cache: PlannerCache, alphabet: Sequence[SbpAttr] = (split(0), split(1), BROADCAST, partial()),
-             ) -> list[PairResult]:
+             a2a_penalty: bool = True) -> list[PairResult]:
     """Every ordered pair over `alphabet` on `hierarchy`: our optimal plan (its model on DTensor's CPU
-    links, or on the default constants) and DTensor's Dijkstra plan, both priced by DTensor."""
+    links, or on the default constants) and DTensor's Dijkstra plan (found with its penalty), both
+    priced by DTensor's formulas, with or without the all-to-all penalty on both sides."""
+    penalty = ALL_TO_ALL_PENALTY_US if a2a_penalty else 0.0
     links = dtensor_cpu_links(len(hierarchy))
     model = DEFAULT_MODEL.with_links(links if with_links else None)
-    dtensor = DTensorDijkstra(hierarchy, shape)
+    dtensor = DTensorDijkstra(hierarchy, shape, elt_bytes)
     states = list(itertools.product(alphabet, repeat=len(hierarchy)))
     out = []
     for src, dst in itertools.product(states, states):
         ours = plan_transition(src, dst, shape, elt_bytes, hierarchy, model, cache=cache)
-        out.append(PairResult(src, dst, ours, dtensor_plan_us(ours, shape, elt_bytes, hierarchy, links),
-                              dtensor.plan(src, dst)))
+        theirs = dtensor.plan(src, dst)
+        a2a = sum(1 for kind, *_ in theirs.steps(hierarchy) if kind == "all_to_all")
+        out.append(PairResult(src, dst, ours, dtensor_plan_us(ours, shape, elt_bytes, hierarchy, links, penalty),
+                              theirs, theirs.time_us - a2a * (ALL_TO_ALL_PENALTY_US - penalty)))
     return out
 
 
 def worse(results: Sequence[PairResult]) -> list[PairResult]:
     """The pairs where our plan, DTensor-priced, is slower than DTensor's own (beyond rounding)."""
-    return [r for r in results if r.optimal_us > r.dtensor.time_us * (1 + 1e-12) + 1e-9]
+    return [r for r in results if r.optimal_us > r.dtensor_us * (1 + 1e-12) + 1e-9]
