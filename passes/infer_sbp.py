@@ -26,14 +26,14 @@ rule=oneflow the α-β time of a candidate only feeds the report, so it is compu
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Literal
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import DenseArrayBase, FloatAttr, IntegerAttr, IntegerType, ModuleOp, UnitAttr
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
@@ -45,7 +45,7 @@ from sbpc.dialects.sbp import GlobalTensorType, NdSbpAttr, SignatureAttr
 from sbpc.dialects.sbp_ops import BoxingOp, ToGlobalOp, describe_op
 from sbpc.dialects.signatures import NdSig, SbpRule
 from sbpc.passes.cost_model import DEFAULT_MODEL, CommModel, placement_model
-from sbpc.passes.infer_cache import InferenceCache, OpMeta
+from sbpc.passes.infer_cache import InferenceCache, OpMeta, op_key_of
 from sbpc.passes.sbp_candidates import candidates
 from sbpc.passes.sbp_scoring import Decision, choose
 
@@ -236,10 +236,7 @@ def infer_op(
     out_types: list[GlobalTensorType] = [r.type for r in op.results]  # type: ignore[misc]
     required = tuple([t.nd_sbp for t in out_types])
     constrained = any(r is not None for r in required)
-    op_key = (
-        op.name, tuple(sorted([(k, _property_key(v)) for k, v in op.properties.items()])) if op.properties else (),
-        tuple([t.get_shape() for t in out_types]),
-    )
+    op_key = op_key_of(op, out_types)
     in_keys = tuple([info.key for info in infos])
     # Everything the decision depends on: the op, each input's type key (ND-SBP included), the
     # mesh, the hint and required result SBPs, the rule and the cost model.
@@ -308,28 +305,6 @@ def _signature(cache: InferenceCache, chosen: NdSig) -> Attribute:
     if found is None:
         found = cache.signatures[chosen] = SignatureAttr(list(chosen[0]), list(chosen[1]))
     return found
-
-
-def _dense_array_key(attr: DenseArrayBase) -> object:
-    elt = attr.elt_type
-    if type(elt) is IntegerType:  # the packed bytes with their integer type (cheaper than unpacking)
-        return (elt.width.data, elt.signedness.data, attr.data.data)
-    return tuple(attr.get_values())
-
-
-_PROPERTY_KEYS: dict[type[Attribute], Callable[[Attribute], object]] = {
-    DenseArrayBase: _dense_array_key,  # type: ignore[dict-item]
-    IntegerAttr: lambda a: (a.value.data, a.type),  # type: ignore[attr-defined]
-    FloatAttr: lambda a: (a.value.data, a.type),  # type: ignore[attr-defined]
-    UnitAttr: lambda a: True,
-}
-"""Properties as plain Python values: hashing and comparing an attribute walks its parameters
-(keyed by exact class: an isinstance check against an attribute class goes through ABCMeta)."""
-
-
-def _property_key(attr: Attribute) -> object:
-    to_key = _PROPERTY_KEYS.get(type(attr))
-    return attr if to_key is None else to_key(attr)
 
 
 def _check_hint(op: Operation, hint: Attribute) -> None:
