@@ -1,0 +1,319 @@
+"""Min-sum solvers for `infer-sbp{rule=global}`: pick one choice per variable minimising
+Σ unary[v][c_v] + Σ pair[u, v][c_u, c_v], optionally under linear memory budgets.
+
+* `eliminate`: exact min-sum variable elimination (dynamic programming on the factor graph).
+  Each step removes the variable whose elimination builds the smallest table (greedy min-size
+  order): all factors holding it are added into one table over it and its neighbours, minimised
+  over it (the argmin kept for the way back). OneFlow's degree-2 node elimination and parallel-edge
+  merge (reference/oneflow.md §7) are the degree-2 and two-factors-one-scope cases; a chain or a
+  tree eliminates with tables of two variables, a transformer block's residuals with three. When
+  the next table would exceed `max_table` entries it gives up (returns None).
+* `solve_mip`: the same problem as a mixed-integer program for HiGHS: one-hot binaries per
+  variable, and per pair factor continuous pair variables over the factor's distinct rows and
+  columns (a producer's candidates with one output SBP give one row) tied to the one-hots by
+  marginal constraints (Alpa's formulation, compressed); with a budget, one row per memory
+  constraint. It reports the incumbent, HiGHS's dual bound and the gap.
+* `min_budget`: the smallest budget any choice fits (a min-max MIP), for the infeasible-`mem` error.
+
+Costs are seconds; the MIP works in microseconds so that HiGHS's absolute tolerances are small.
+"""
+
+from __future__ import annotations
+
+import heapq
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+MAX_TABLE = 2_000_000
+"""The largest table elimination builds before handing the problem to HiGHS."""
+
+
+@dataclass
+class MemoryRow:
+    """Σ over `terms` of bytes[v][c_v] + `constant` ≤ budget (one program point)."""
+
+    constant: float
+    terms: list[tuple[int, np.ndarray]]
+
+
+@dataclass
+class FactorProblem:
+    """Domains are `len(unary[v])`; `pairs[(u, v)]` (u < v) has shape (k_u, k_v)."""
+
+    unary: list[np.ndarray]
+    pairs: dict[tuple[int, int], np.ndarray] = field(default_factory=dict)
+    constant: float = 0.0
+    memory: list[MemoryRow] = field(default_factory=list)
+
+    def add_pair(self, u: int, v: int, table: np.ndarray) -> None:
+        """Add a factor over (u, v) (parallel factors are summed)."""
+        if u == v:
+            self.unary[u] = self.unary[u] + np.diagonal(table)
+            return
+        if u > v:
+            u, v, table = v, u, table.T
+        found = self.pairs.get((u, v))
+        self.pairs[u, v] = table if found is None else found + table
+
+    def value(self, choice: list[int]) -> float:
+        total = self.constant + sum(float(t[c]) for t, c in zip(self.unary, choice, strict=True))
+        return total + sum(float(t[choice[u], choice[v]]) for (u, v), t in self.pairs.items())
+
+    def memory_peak(self, choice: list[int]) -> float:
+        return max((row.constant + sum(float(b[choice[v]]) for v, b in row.terms) for row in self.memory), default=0.0)
+
+
+@dataclass
+class Solution:
+    choice: list[int]
+    objective: float
+    lower_bound: float
+    solver: str
+    solve_s: float
+
+    @property
+    def gap(self) -> float:
+        """Relative gap between the objective and the bound (0 when proved optimal)."""
+        if self.objective <= 0:
+            return 0.0
+        return max(0.0, (self.objective - self.lower_bound) / self.objective)
+
+
+# ---------------------------------------------------------------------------
+# Exact variable elimination
+# ---------------------------------------------------------------------------
+
+
+def _expand(scope: tuple[int, ...], table: np.ndarray, order: tuple[int, ...]) -> np.ndarray:
+    """`table` over `scope` as an array broadcastable over `order` (a superset of scope)."""
+    position = {v: i for i, v in enumerate(order)}
+    perm = sorted(range(len(scope)), key=lambda i: position[scope[i]])
+    moved = table.transpose(perm) if perm != list(range(len(scope))) else table
+    placed = sorted(scope, key=position.__getitem__)
+    shape = [1] * len(order)
+    for v, n in zip(placed, moved.shape, strict=True):
+        shape[position[v]] = n
+    return moved.reshape(shape)
+
+
+def eliminate(problem: FactorProblem, max_table: int = MAX_TABLE) -> Solution | None:
+    """The exact optimum by variable elimination, or None if some table would exceed `max_table`."""
+    started = time.perf_counter()
+    sizes = [len(u) for u in problem.unary]
+    factors: dict[int, tuple[tuple[int, ...], np.ndarray]] = {}
+    holding: list[set[int]] = [set() for _ in sizes]
+    neighbours: list[set[int]] = [set() for _ in sizes]
+    for v, table in enumerate(problem.unary):
+        factors[v] = ((v,), np.asarray(table, dtype=float))
+        holding[v].add(v)
+    for (u, v), table in problem.pairs.items():
+        fid = len(factors)
+        factors[fid] = ((u, v), np.asarray(table, dtype=float))
+        holding[u].add(fid)
+        holding[v].add(fid)
+        neighbours[u].add(v)
+        neighbours[v].add(u)
+    next_id = len(factors)
+
+    def cost(v: int) -> int:
+        n = sizes[v]
+        for w in neighbours[v]:
+            n *= sizes[w]
+        return n
+
+    heap = [(cost(v), v) for v in range(len(sizes))]
+    heapq.heapify(heap)
+    done = [False] * len(sizes)
+    steps: list[tuple[int, tuple[int, ...], np.ndarray]] = []
+    constant = problem.constant
+    while heap:
+        c, x = heapq.heappop(heap)
+        if done[x] or c != cost(x):
+            continue  # stale entry
+        if c > max_table:
+            return None
+        order = (*sorted(neighbours[x]), x)
+        total: np.ndarray | None = None
+        for fid in holding[x]:
+            scope, table = factors.pop(fid)
+            part = _expand(scope, table, order)
+            total = part if total is None else total + part
+            for w in scope:
+                if w != x:
+                    holding[w].discard(fid)
+        assert total is not None
+        total = np.broadcast_to(total, tuple(sizes[v] for v in order))
+        best = total.argmin(axis=-1)
+        reduced = np.take_along_axis(total, best[..., None], axis=-1)[..., 0]
+        rest = order[:-1]
+        steps.append((x, rest, best))
+        done[x] = True
+        if rest:
+            factors[next_id] = (rest, reduced)
+            for w in rest:
+                holding[w].add(next_id)
+                neighbours[w].discard(x)
+                neighbours[w].update(r for r in rest if r != w)
+            next_id += 1
+            for w in rest:
+                heapq.heappush(heap, (cost(w), w))
+        else:
+            constant += float(reduced)
+    choice = [0] * len(sizes)
+    for x, rest, best in reversed(steps):
+        choice[x] = int(best[tuple(choice[w] for w in rest)]) if rest else int(best)
+    objective = problem.value(choice)
+    return Solution(choice, objective, objective, "elimination", time.perf_counter() - started)
+
+
+# ---------------------------------------------------------------------------
+# HiGHS
+# ---------------------------------------------------------------------------
+
+US = 1e6
+"""The MIP's cost unit: microseconds."""
+
+
+class _Model:
+    """Columns and rows collected as arrays, passed to HiGHS at once."""
+
+    def __init__(self) -> None:
+        self.costs: list[float] = []
+        self.upper: list[float] = []
+        self.integer: list[int] = []
+        self.rows: list[tuple[float, float, list[int], list[float]]] = []
+
+    def columns(self, costs: np.ndarray, integer: bool) -> int:
+        first = len(self.costs)
+        self.costs.extend(float(c) for c in costs)
+        self.upper.extend([1.0] * len(costs))
+        if integer:
+            self.integer.extend(range(first, first + len(costs)))
+        return first
+
+    def row(self, lower: float, upper: float, index: list[int], value: list[float]) -> None:
+        self.rows.append((lower, upper, index, value))
+
+    def solve(self, time_limit: float, rel_gap: float) -> tuple[str, list[float], float, float]:
+        import highspy
+
+        h = highspy._core._Highs()  # the plain core: `highspy.Highs()` prints a banner on stdout
+        h.setOptionValue("output_flag", False)
+        h.setOptionValue("log_to_console", False)
+        h.setOptionValue("threads", 1)
+        h.setOptionValue("time_limit", float(time_limit))
+        h.setOptionValue("mip_rel_gap", float(rel_gap))
+        n = len(self.costs)
+        h.addCols(n, np.array(self.costs), np.zeros(n), np.array(self.upper), 0,
+                  np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0))
+        if self.integer:
+            idx = np.array(self.integer, dtype=np.int32)
+            h.changeColsIntegrality(len(idx), idx, np.ones(len(idx), dtype=np.uint8))
+        if self.rows:
+            starts, indices, values = [], [], []
+            for _, _, index, value in self.rows:
+                starts.append(len(indices))
+                indices.extend(index)
+                values.extend(value)
+            h.addRows(len(self.rows), np.array([r[0] for r in self.rows]), np.array([r[1] for r in self.rows]),
+                      len(indices), np.array(starts, np.int32), np.array(indices, np.int32), np.array(values))
+        h.run()
+        status = h.modelStatusToString(h.getModelStatus())
+        info = h.getInfo()
+        solution = list(h.getSolution().col_value) if info.primal_solution_status else []
+        return status, solution, float(info.objective_function_value), float(info.mip_dual_bound)
+
+
+def _one_hots(model: _Model, problem: FactorProblem, with_costs: bool) -> list[int]:
+    starts = []
+    for table in problem.unary:
+        costs = np.nan_to_num(np.asarray(table, dtype=float) * US) if with_costs else np.zeros(len(table))
+        first = model.columns(costs, integer=True)
+        starts.append(first)
+        model.row(1.0, 1.0, list(range(first, first + len(table))), [1.0] * len(table))
+    return starts
+
+
+def _pair_rows(model: _Model, problem: FactorProblem, starts: list[int]) -> None:
+    for (u, v), table in problem.pairs.items():
+        rows, row_of = np.unique(table, axis=0, return_inverse=True)
+        classes, col_of = np.unique(rows, axis=1, return_inverse=True)  # (row class, column class)
+        row_of, col_of = row_of.reshape(-1), col_of.reshape(-1)
+        if classes.size == 1:  # a constant factor: on u's one-hots, which sum to 1
+            for c in range(len(problem.unary[u])):
+                model.costs[starts[u] + c] += float(classes.flat[0]) * US
+            continue
+        a, b = classes.shape
+        first = model.columns(classes.reshape(-1) * US, integer=False)
+        for i in range(a):  # Σ_B y[i, B] = Σ_{c in row class i} x_u[c]
+            members = [starts[u] + c for c in np.flatnonzero(row_of == i)]
+            model.row(0.0, 0.0, [first + i * b + j for j in range(b)] + members, [1.0] * b + [-1.0] * len(members))
+        for j in range(b):
+            members = [starts[v] + c for c in np.flatnonzero(col_of == j)]
+            model.row(0.0, 0.0, [first + i * b + j for i in range(a)] + members, [1.0] * a + [-1.0] * len(members))
+
+
+def _memory_rows(model: _Model, problem: FactorProblem, starts: list[int], budget: float, slack: int | None) -> None:
+    seen: set[tuple[object, ...]] = set()
+    for row in problem.memory:
+        key = (row.constant, *[(v, b.tobytes()) for v, b in row.terms])
+        if key in seen:
+            continue
+        seen.add(key)
+        index = [starts[v] + c for v, b in row.terms for c in range(len(b))]
+        value = [float(x) for _, b in row.terms for x in b]
+        if slack is not None:
+            index.append(slack)
+            value.append(-1.0)
+            model.row(-np.inf, -row.constant, index, value)
+        else:
+            model.row(-np.inf, budget - row.constant, index, value)
+
+
+def _decode(problem: FactorProblem, starts: list[int], solution: list[float]) -> list[int]:
+    return [int(np.argmax(solution[s : s + len(t)])) for s, t in zip(starts, problem.unary, strict=True)]
+
+
+def solve_mip(
+    problem: FactorProblem, budget: float | None = None, time_limit: float = 60.0, rel_gap: float = 1e-9,
+) -> Solution | None:
+    """The problem (under `budget` bytes at each memory row) by HiGHS; None if infeasible."""
+    started = time.perf_counter()
+    model = _Model()
+    starts = _one_hots(model, problem, with_costs=True)
+    _pair_rows(model, problem, starts)
+    if budget is not None:
+        _memory_rows(model, problem, starts, budget, None)
+    status, solution, _, bound = model.solve(time_limit, rel_gap)
+    if not solution:
+        if status == "Infeasible":
+            return None
+        raise RuntimeError(f"HiGHS found no solution ({status})")
+    choice = _decode(problem, starts, solution)
+    objective = problem.value(choice)
+    lower = min(objective, (bound / US + problem.constant) if np.isfinite(bound) else objective)
+    return Solution(choice, objective, lower, "highs", time.perf_counter() - started)
+
+
+def min_budget(problem: FactorProblem, time_limit: float = 60.0) -> float:
+    """The smallest budget some choice fits: min over choices of the largest memory row."""
+    model = _Model()
+    starts = _one_hots(model, problem, with_costs=False)
+    peak = model.columns(np.array([1.0]), integer=False)
+    model.upper[peak] = np.inf
+    _memory_rows(model, problem, starts, 0.0, peak)
+    status, solution, _, _ = model.solve(time_limit, 1e-9)
+    if not solution:
+        raise RuntimeError(f"HiGHS found no solution ({status})")
+    return problem.memory_peak(_decode(problem, starts, solution))
+
+
+def solve(problem: FactorProblem, budget: float | None = None, max_table: int = MAX_TABLE) -> Solution | None:
+    """Exact elimination when there is no budget and it stays narrow, else HiGHS (None: infeasible)."""
+    if budget is None:
+        found = eliminate(problem, max_table)
+        if found is not None:
+            return found
+    return solve_mip(problem, budget)
