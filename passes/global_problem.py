@@ -184,14 +184,19 @@ class GlobalProblem:
 
 
 def argument_domain(ty: GlobalTensorType, hierarchy: tuple[int, ...]) -> list[NdSbpAttr]:
-    """The ND-SBPs a free argument may take: per free mesh axis S(k) or B, fitting the shape."""
+    """The ND-SBPs a free argument may take: per free mesh axis S(k) or B, fitting the shape
+    (`fits_shape`, as candidates must)."""
     pattern = ty.sbp_pattern
     fixed: tuple[SbpAttr | None, ...] = pattern.fixed() if pattern is not None else (None,) * len(hierarchy)
     options: list[SbpAttr] = [*(split(k) for k in range(ty.rank)), BROADCAST]
     combos: list[tuple[SbpAttr, ...]] = [()]
     for entry in fixed:
         combos = [(*c, e) for c in combos for e in ([entry] if entry is not None else options)]
-    return [nd for nd in (nd_sbp(*c) for c in combos) if fits_shape(nd, ty.get_shape(), hierarchy)]
+    every = [nd_sbp(*c) for c in combos]
+    fitting = [nd for nd in every if fits_shape(nd, ty.get_shape(), hierarchy)]
+    # The fixed entries of a pattern may split an extent below the mesh size (a legal, uneven type);
+    # then the free entries take any value.
+    return fitting or every
 
 
 def _matches(nd: NdSbpAttr, pattern: NdSbpPatternAttr) -> bool:
