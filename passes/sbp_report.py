@@ -38,6 +38,9 @@ from sbpc.passes.materialize_boxing import MaterializeBoxingPass
 from sbpc.passes.sbp_candidates import element_bytes, format_nd_sig
 
 RULES = ("oneflow", "cost")
+"""The op-by-op rules, whose totals every report gives side by side."""
+REPORT_RULES = (*RULES, "global")
+"""The rules a report can be built for."""
 
 
 @dataclass

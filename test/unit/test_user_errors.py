@@ -322,7 +322,7 @@ def test_a_planner_error_points_at_the_consumer(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("option", "allowed"), [
-    ("--infer-sbp=rule=foo", "pass 'infer-sbp': rule=foo is not allowed (allowed: oneflow, cost)"),
+    ("--infer-sbp=rule=foo", "pass 'infer-sbp': rule=foo is not allowed (allowed: oneflow, cost, global)"),
     ("--lower-boxing=planner=fast", "pass 'lower-boxing': planner=fast is not allowed (allowed: optimal, oneflow)"),
     ("--lower-to-ascendc=soc=ascend310p", "soc=ascend310p is not allowed (allowed: ascend910b, ascend910b1"),
     ("--infer-sbp=rules=cost", "pass 'infer-sbp' has no option 'rules' (options: rule=oneflow | cost"),
