@@ -153,6 +153,7 @@ class GlobalProblem:
     incoming: dict[int, list[Edge]] = field(default_factory=dict)
     const_compute: float = 0.0
     const_comm: float = 0.0
+    memory_terms: list[tuple[int, np.ndarray]] = field(default_factory=list)
     memory: list[MemoryRow] = field(default_factory=list)
 
     def factors(self) -> FactorProblem:
@@ -160,7 +161,7 @@ class GlobalProblem:
             [v.compute + v.comm for v in self.variables], constant=self.const_compute + self.const_comm)
         for e in self.edges:
             problem.add_pair(e.source, e.consumer, e.table)
-        problem.memory = self.memory
+        problem.memory_terms, problem.memory = self.memory_terms, self.memory
         return problem
 
     def compute_s(self, choice: list[int]) -> float:
@@ -345,14 +346,16 @@ class Builder:
         block = self.f.body.block
         ops = list(block.ops)
         position = {op: t for t, op in enumerate(ops)}
+        terms = self.problem.memory_terms
         base, base_terms = 0.0, []
         for arg in block.args:
             if isinstance(arg.type, GlobalTensorType):
                 c, term = self._bytes(arg)
                 base += c
                 if term is not None:
-                    base_terms.append(term)
-        Entry = tuple[float, tuple[int, np.ndarray] | None]
+                    base_terms.append(len(terms))
+                    terms.append(term)
+        Entry = tuple[float, int | None]  # constant bytes, or a term index
         starts: list[list[tuple[int, Entry]]] = [[] for _ in ops]
         ends: list[list[int]] = [[] for _ in ops]
         number = 0
@@ -361,14 +364,17 @@ class Builder:
                 if not isinstance(r.type, GlobalTensorType):
                     continue
                 last = max((position[use.operation] for use in r.uses), default=t)
-                starts[t].append((number, self._bytes(r)))
+                c, term = self._bytes(r)
+                if term is not None:
+                    terms.append(term)
+                starts[t].append((number, (c, None if term is None else len(terms) - 1)))
                 ends[last].append(number)
                 number += 1
         live: dict[int, Entry] = {}
         for t in range(len(ops)):
             live.update(starts[t])
             const = base + sum(c for c, _ in live.values())
-            terms = base_terms + [term for _, term in live.values() if term is not None]
-            self.problem.memory.append(MemoryRow(const, terms))
-            for number in ends[t]:
-                del live[number]
+            row = base_terms + [k for _, k in live.values() if k is not None]
+            self.problem.memory.append(MemoryRow(const, row))
+            for n in ends[t]:
+                del live[n]

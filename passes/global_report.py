@@ -52,7 +52,7 @@ def global_records(module: ModuleOp, budget: int | None) -> tuple[list[OpRecord]
         "mem_budget": budget,
         "lower_bound_s": bound,
         "gap": 0.0 if total <= 0 else max(0.0, (total - bound) / total),
-        "solver": "highs" if any(r.solution.solver == "highs" for r in results) else "elimination",
+        "solver": "+".join(dict.fromkeys(r.solution.solver for r in results)) or "elimination",
         "solve_s": sum(r.solution.solve_s for r in results),
         "free_args": free,
         "differs": differs,

@@ -27,24 +27,29 @@ from dataclasses import dataclass, field
 import numpy as np
 
 MAX_TABLE = 2_000_000
+MIP_GAP = 1e-4
+"""HiGHS's relative gap under a memory budget (without one, and in tests, it runs to 1e-9)."""
 """The largest table elimination builds before handing the problem to HiGHS."""
 
 
 @dataclass
 class MemoryRow:
-    """Σ over `terms` of bytes[v][c_v] + `constant` ≤ budget (one program point)."""
+    """Σ over the terms `terms` (indices into `FactorProblem.memory_terms`) of bytes[v][c_v] +
+    `constant` ≤ budget: one program point."""
 
     constant: float
-    terms: list[tuple[int, np.ndarray]]
+    terms: list[int]
 
 
 @dataclass
 class FactorProblem:
-    """Domains are `len(unary[v])`; `pairs[(u, v)]` (u < v) has shape (k_u, k_v)."""
+    """Domains are `len(unary[v])`; `pairs[(u, v)]` (u < v) has shape (k_u, k_v). Memory: terms
+    (variable, bytes per choice), shared by the rows (program points) they are live at."""
 
     unary: list[np.ndarray]
     pairs: dict[tuple[int, int], np.ndarray] = field(default_factory=dict)
     constant: float = 0.0
+    memory_terms: list[tuple[int, np.ndarray]] = field(default_factory=list)
     memory: list[MemoryRow] = field(default_factory=list)
 
     def add_pair(self, u: int, v: int, table: np.ndarray) -> None:
@@ -61,8 +66,13 @@ class FactorProblem:
         total = self.constant + sum(float(t[c]) for t, c in zip(self.unary, choice, strict=True))
         return total + sum(float(t[choice[u], choice[v]]) for (u, v), t in self.pairs.items())
 
+    def row_bytes(self, choice: list[int]) -> np.ndarray:
+        """The bytes of every memory row under `choice`."""
+        term = np.array([float(b[choice[v]]) for v, b in self.memory_terms])
+        return np.array([row.constant + float(term[row.terms].sum()) for row in self.memory])
+
     def memory_peak(self, choice: list[int]) -> float:
-        return max((row.constant + sum(float(b[choice[v]]) for v, b in row.terms) for row in self.memory), default=0.0)
+        return float(self.row_bytes(choice).max()) if self.memory else 0.0
 
 
 @dataclass
@@ -196,7 +206,9 @@ class _Model:
     def row(self, lower: float, upper: float, index: list[int], value: list[float]) -> None:
         self.rows.append((lower, upper, index, value))
 
-    def solve(self, time_limit: float, rel_gap: float) -> tuple[str, list[float], float, float]:
+    def solve(
+        self, time_limit: float, rel_gap: float, start: dict[int, float] | None = None,
+    ) -> tuple[str, list[float], float, float]:
         import highspy
 
         h = highspy._core._Highs()  # the plain core: `highspy.Highs()` prints a banner on stdout
@@ -219,6 +231,8 @@ class _Model:
                 values.extend(value)
             h.addRows(len(self.rows), np.array([r[0] for r in self.rows]), np.array([r[1] for r in self.rows]),
                       len(indices), np.array(starts, np.int32), np.array(indices, np.int32), np.array(values))
+        if start:  # a partial solution (the one-hots of a known plan): HiGHS completes it
+            h.setSolution(len(start), np.array(list(start), np.int32), np.array(list(start.values())))
         h.run()
         status = h.modelStatusToString(h.getModelStatus())
         info = h.getInfo()
@@ -256,20 +270,23 @@ def _pair_rows(model: _Model, problem: FactorProblem, starts: list[int]) -> None
 
 
 def _memory_rows(model: _Model, problem: FactorProblem, starts: list[int], budget: float, slack: int | None) -> None:
+    """One row per distinct memory row, in units of `scale` bytes (HiGHS's tolerances are absolute)."""
+    scale = max(budget, max((row.constant for row in problem.memory), default=1.0), 1.0)
     seen: set[tuple[object, ...]] = set()
     for row in problem.memory:
-        key = (row.constant, *[(v, b.tobytes()) for v, b in row.terms])
+        key = (row.constant, *sorted(row.terms))
         if key in seen:
             continue
         seen.add(key)
-        index = [starts[v] + c for v, b in row.terms for c in range(len(b))]
-        value = [float(x) for _, b in row.terms for x in b]
+        terms = [problem.memory_terms[k] for k in row.terms]
+        index = [starts[v] + c for v, b in terms for c in range(len(b))]
+        value = [float(x) / scale for _, b in terms for x in b]
         if slack is not None:
             index.append(slack)
-            value.append(-1.0)
-            model.row(-np.inf, -row.constant, index, value)
+            value.append(-1.0 / scale)
+            model.row(-np.inf, -row.constant / scale, index, value)
         else:
-            model.row(-np.inf, budget - row.constant, index, value)
+            model.row(-np.inf, (budget - row.constant) / scale, index, value)
 
 
 def _decode(problem: FactorProblem, starts: list[int], solution: list[float]) -> list[int]:
@@ -278,15 +295,20 @@ def _decode(problem: FactorProblem, starts: list[int], solution: list[float]) ->
 
 def solve_mip(
     problem: FactorProblem, budget: float | None = None, time_limit: float = 60.0, rel_gap: float = 1e-9,
+    start: list[int] | None = None,
 ) -> Solution | None:
-    """The problem (under `budget` bytes at each memory row) by HiGHS; None if infeasible."""
+    """The problem (under `budget` bytes at each memory row) by HiGHS, from the plan `start` if
+    given; None if infeasible."""
     started = time.perf_counter()
     model = _Model()
     starts = _one_hots(model, problem, with_costs=True)
     _pair_rows(model, problem, starts)
     if budget is not None:
         _memory_rows(model, problem, starts, budget, None)
-    status, solution, _, bound = model.solve(time_limit, rel_gap)
+    hint = None
+    if start is not None:
+        hint = {starts[v] + c: float(c == start[v]) for v, t in enumerate(problem.unary) for c in range(len(t))}
+    status, solution, _, bound = model.solve(time_limit, rel_gap, hint)
     if not solution:
         if status == "Infeasible":
             return None
@@ -312,10 +334,99 @@ def min_budget(problem: FactorProblem, time_limit: float = 60.0) -> float:
     return problem.memory_peak(_decode(problem, starts, solution))
 
 
-def solve(problem: FactorProblem, budget: float | None = None, max_table: int = MAX_TABLE) -> Solution | None:
-    """Exact elimination when there is no budget and it stays narrow, else HiGHS (None: infeasible)."""
+def lagrangian(
+    problem: FactorProblem, budget: float, max_table: int = MAX_TABLE, iterations: int = 60, rel_gap: float = 1e-6,
+) -> tuple[Solution | None, float]:
+    """Lagrangian relaxation of the memory rows, each relaxed problem solved exactly by elimination:
+    min f(c) + Σ_r λ_r (bytes_r(c) - budget) is a lower bound for every λ ≥ 0 (a row's bytes are a
+    sum of unary terms, so the relaxed problem keeps its structure); λ follows Polyak subgradient
+    steps. Returns the best plan within budget met on the way (None if none) and the best bound."""
+    started = time.perf_counter()
+    terms, rows = problem.memory_terms, problem.memory
+    incidence = np.zeros((len(rows), len(terms)))
+    for r, row in enumerate(rows):
+        incidence[r, row.terms] = 1.0
+    consts = np.array([row.constant for row in rows])
+    lam = np.zeros(len(rows))
+    best: list[int] | None = None
+    best_value, bound = np.inf, -np.inf
+    theta, stall = 2.0, 0
+    best_lam: np.ndarray | None = None
+
+    def relax(lam: np.ndarray) -> Solution | None:
+        weights = lam @ incidence
+        unary = list(problem.unary)
+        for k in np.flatnonzero(weights):
+            v, b = terms[k]
+            unary[v] = unary[v] + weights[k] * b
+        return eliminate(FactorProblem(unary, problem.pairs, problem.constant + float(lam @ (consts - budget))),
+                         max_table)
+
+    for _ in range(iterations):
+        found = relax(lam)
+        if found is None:
+            break
+        if found.objective > bound * (1 + 1e-12) + 1e-18:
+            bound, stall, best_lam = found.objective, 0, lam
+        else:
+            stall += 1
+            if stall >= 4:
+                theta, stall = theta / 2, 0
+        excess = problem.row_bytes(found.choice) - budget
+        if excess.max() <= 0:
+            value = problem.value(found.choice)
+            if value < best_value:
+                best, best_value = found.choice, value
+        if best is not None and best_value - bound <= rel_gap * abs(best_value):
+            break
+        direction = np.where((lam > 0) | (excess > 0), excess, 0.0)
+        norm = float(direction @ direction)
+        if norm == 0:
+            break  # λ is optimal for this relaxation
+        target = best_value if best is not None else found.objective + abs(found.objective) * 0.5 + 1e-12
+        lam = np.maximum(0.0, lam + theta * (target - found.objective) / norm * direction)
+    if best_lam is not None and (best is None or best_value - bound > rel_gap * abs(best_value)):
+        # The multipliers of the best bound, scaled up until the relaxed plan fits: a primal
+        # heuristic along the path of plans the relaxation trades memory for time on.
+        for scale in (1.05, 1.1, 1.25, 1.5, 2.0, 3.0, 5.0, 10.0, 100.0):
+            found = relax(best_lam * scale)
+            if found is None:
+                break
+            if problem.memory_peak(found.choice) <= budget:
+                value = problem.value(found.choice)
+                if value < best_value:
+                    best, best_value = found.choice, value
+                break
+    elapsed = time.perf_counter() - started
+    if best is None:
+        return None, bound
+    return Solution(best, best_value, min(bound, best_value), "lagrangian", elapsed), bound
+
+
+def solve(
+    problem: FactorProblem, budget: float | None = None, max_table: int = MAX_TABLE, time_limit: float = 60.0,
+) -> Solution | None:
+    """The optimum, or a plan with a proved bound (None: no plan fits `budget`).
+
+    Without a budget: exact elimination, HiGHS if it gets too wide. With one: the unconstrained
+    optimum if it fits (exact); else the Lagrangian relaxation, and HiGHS (time-limited) when that
+    leaves a gap or finds no plan within budget; the better plan and the larger bound are kept."""
+    started = time.perf_counter()
+    exact = eliminate(problem, max_table)
+    if exact is not None and (budget is None or problem.memory_peak(exact.choice) <= budget):
+        return exact
     if budget is None:
-        found = eliminate(problem, max_table)
-        if found is not None:
-            return found
-    return solve_mip(problem, budget)
+        return solve_mip(problem, None, time_limit)
+    relaxed, bound = lagrangian(problem, budget, max_table) if exact is not None else (None, -np.inf)
+    if relaxed is not None and relaxed.gap <= 1e-6:
+        relaxed.solve_s = time.perf_counter() - started
+        return relaxed
+    mip = solve_mip(problem, budget, time_limit, MIP_GAP, None if relaxed is None else relaxed.choice)
+    if mip is None:
+        return relaxed
+    if relaxed is not None and relaxed.objective < mip.objective:
+        mip.choice, mip.objective = relaxed.choice, relaxed.objective
+    mip.lower_bound = min(mip.objective, max(mip.lower_bound, bound))
+    mip.solver = "lagrangian+highs" if relaxed is not None else "highs"
+    mip.solve_s = time.perf_counter() - started
+    return mip

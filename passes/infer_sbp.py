@@ -94,7 +94,7 @@ class InferSbpPass(ModulePass):
 
     name = "infer-sbp"
     rule: Literal["oneflow", "cost", "global"] = "oneflow"
-    mem: str | None = None
+    mem: int | str | None = None
     """rule=global's per-device memory budget: bytes, or a number with KiB, MiB or GiB."""
 
     def __post_init__(self) -> None:
@@ -106,7 +106,7 @@ class InferSbpPass(ModulePass):
                 raise ValueError(f"mem={self.mem} is an option of rule=global only (rule={self.rule})")
             from sbpc.passes.global_search import parse_bytes
 
-            object.__setattr__(self, "_budget", parse_bytes(self.mem))
+            object.__setattr__(self, "_budget", parse_bytes(str(self.mem)))
 
     @property
     def cache(self) -> InferenceCache:
