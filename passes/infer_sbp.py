@@ -263,6 +263,10 @@ def infer_op(
     out_types: list[GlobalTensorType] = [r.type for r in op.results]  # type: ignore[misc]
     required = tuple([t.nd_sbp for t in out_types])
     constrained = any(r is not None for r in required)
+    for t in out_types:
+        if t.sbp_pattern is not None:
+            raise OpError(
+                op, f"{describe_op(op)}: result type {t.describe()} has `?` entries; only rule=global decides them")
     op_key = op_key_of(op, out_types)
     in_keys = tuple([info.key for info in infos])
     # Everything the decision depends on: the op, each input's type key (ND-SBP included), the

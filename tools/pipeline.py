@@ -53,9 +53,9 @@ class PassOption:
         choices = self.choices
         hint = self.type_hint
         optional = type(None) in get_args(hint) and get_origin(hint) is not Literal
-        if optional:  # `T | None = None`: an option that may be left out
-            hint = next(a for a in get_args(hint) if a is not type(None))
-        kind = " | ".join(choices) if choices is not None else getattr(hint, "__name__", str(hint))
+        kinds = [a for a in get_args(hint) if a is not type(None)] if optional else [hint]  # `T | None = None`
+        names = " or ".join(getattr(a, "__name__", str(a)) for a in kinds)
+        kind = " | ".join(choices) if choices is not None else names
         default = "" if self.default is dataclasses.MISSING else f" (default {self.default})"
         if optional and self.default is None:
             default = " (optional)"
