@@ -77,32 +77,47 @@ class Pricer:
     def __init__(self, planner: PlannerCache | None = None, max_entries: int = 1 << 18):
         self.planner = PlannerCache() if planner is None else planner
         self.max_entries = max_entries
-        self.prices: dict[tuple[object, ...], float] = {}
+        self.prices: dict[tuple[object, ...], dict[tuple[NdSbpAttr, NdSbpAttr], float]] = {}
+        """Per (shape, element bytes, mesh): seconds by (source, target) ND-SBP."""
         self.matrices: dict[tuple[object, ...], np.ndarray] = {}
+        self.size = 0
 
-    def boxing_s(self, ty: GlobalTensorType, src: NdSbpAttr, dst: NdSbpAttr, mesh: Mesh) -> float:
-        if src == dst:
-            return 0.0
-        key = (ty.get_shape(), element_bytes(ty), src, dst, mesh.hierarchy, mesh.model)
+    def _table(self, ty: GlobalTensorType, mesh: Mesh) -> dict[tuple[NdSbpAttr, NdSbpAttr], float]:
+        key = (ty.get_shape(), element_bytes(ty), mesh)
         found = self.prices.get(key)
         if found is None:
-            if len(self.prices) >= self.max_entries:
+            if self.size >= self.max_entries:
                 self.prices.clear()
-            found = self.prices[key] = US * transition_time(
-                src, dst, key[0], key[1], mesh.hierarchy, mesh.model, self.planner)
+                self.matrices.clear()
+                self.size = 0
+            found = self.prices[key] = {}
         return found
+
+    def _price(self, table: dict[tuple[NdSbpAttr, NdSbpAttr], float], ty: GlobalTensorType, src: NdSbpAttr,
+               dst: NdSbpAttr, mesh: Mesh) -> float:
+        if src == dst:
+            return 0.0
+        found = table.get((src, dst))
+        if found is None:
+            self.size += 1
+            found = table[src, dst] = US * transition_time(
+                src, dst, ty.get_shape(), element_bytes(ty), mesh.hierarchy, mesh.model, self.planner)
+        return found
+
+    def boxing_s(self, ty: GlobalTensorType, src: NdSbpAttr, dst: NdSbpAttr, mesh: Mesh) -> float:
+        return self._price(self._table(ty, mesh), ty, src, dst, mesh)
 
     def matrix(self, ty: GlobalTensorType, srcs: tuple[NdSbpAttr, ...], dsts: tuple[NdSbpAttr, ...],
                mesh: Mesh) -> np.ndarray:
         """M[a, b] = boxing_s(srcs[a] -> dsts[b]), built over the distinct values only."""
-        key = (ty.get_shape(), element_bytes(ty), srcs, dsts, mesh.hierarchy, mesh.model)
+        key = (ty.get_shape(), element_bytes(ty), srcs, dsts, mesh)
         found = self.matrices.get(key)
         if found is None:
+            table = self._table(ty, mesh)
             src_ids, src_vals = _classes(srcs)
             dst_ids, dst_vals = _classes(dsts)
-            small = np.array([[self.boxing_s(ty, s, d, mesh) for d in dst_vals] for s in src_vals])
-            if len(self.matrices) >= self.max_entries:
-                self.matrices.clear()
+            small = np.array([[self._price(table, ty, s, d, mesh) for d in dst_vals] for s in src_vals])
+            self.size += 1
             found = self.matrices[key] = small[np.ix_(src_ids, dst_ids)]
         return found
 
