@@ -17,10 +17,11 @@ from xdsl.dialects.builtin import ModuleOp
 from sbpc.dialects.sbp import GlobalTensorType
 from sbpc.passes.global_objective import plan_objective
 from sbpc.passes.global_problem import Pricer
-from sbpc.passes.global_search import FunctionResult, free_arguments, human_bytes, infer_module_global
+from sbpc.passes.global_search import FunctionResult, free_arguments, infer_module_global
 from sbpc.passes.infer_cache import InferenceCache
 from sbpc.passes.infer_sbp import OpRecord
 from sbpc.passes.sbp_candidates import format_nd_sig
+from sbpc.passes.sbp_report import human_bytes
 from sbpc.passes.sbp_scoring import Candidate, Decision
 
 US = 1e6

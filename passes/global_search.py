@@ -39,14 +39,6 @@ def parse_bytes(text: str) -> int:
     return int(float(found.group(1)) * _UNITS[found.group(2) or ""])
 
 
-def human_bytes(n: float) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if n < 1024 or unit == "GiB":
-            return f"{n:.0f} B" if unit == "B" else f"{n:.2f} {unit}"
-        n /= 1024
-    raise AssertionError("unreachable")
-
-
 @dataclass
 class FunctionResult:
     """What the report reads of one function's search."""
@@ -63,6 +55,8 @@ def search_function(f: func.FuncOp, cache: InferenceCache, pricer: Pricer, budge
     factors = problem.factors()
     solution = solve(factors, None if budget is None else float(budget))
     if solution is None:
+        from sbpc.passes.sbp_report import human_bytes
+
         smallest = min_budget(factors)
         raise OpError(
             f, f"func.func @{f.sym_name.data}: mem={budget} bytes ({human_bytes(budget or 0)}) is too small; the "

@@ -278,9 +278,12 @@ def _memory_rows(model: _Model, problem: FactorProblem, starts: list[int], budge
         if key in seen:
             continue
         seen.add(key)
-        terms = [problem.memory_terms[k] for k in row.terms]
-        index = [starts[v] + c for v, b in terms for c in range(len(b))]
-        value = [float(x) / scale for _, b in terms for x in b]
+        coefficient: dict[int, float] = {}
+        for k in row.terms:
+            v, b = problem.memory_terms[k]
+            for c, x in enumerate(b):
+                coefficient[starts[v] + c] = coefficient.get(starts[v] + c, 0.0) + float(x) / scale
+        index, value = list(coefficient), list(coefficient.values())
         if slack is not None:
             index.append(slack)
             value.append(-1.0 / scale)

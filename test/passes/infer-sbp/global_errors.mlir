@@ -16,7 +16,7 @@
 
 // COST: global_errors.mlir:[[# @LINE + 10]]:1: error: func.func @f: argument 0 (f32[64,64][S(0), ?] @m) has `?` entries; only rule=global decides free arguments
 
-// SMALL: global_errors.mlir:[[# @LINE + 8]]:1: error: func.func @f: mem=10240 bytes (10.00 KiB) is too small; the smallest budget this function fits is 12288 bytes (12.00 KiB)
+// SMALL: global_errors.mlir:[[# @LINE + 8]]:1: error: func.func @f: mem=10240 bytes (10.0 KiB) is too small; the smallest budget this function fits is 12288 bytes (12.0 KiB)
 
 // FITS: func.func @f(%x: !sbp.tensor<64x64xf32, @m, [S(0), S(0)]>, %w: !sbp.tensor<64x64xf32, @m, [S(0), S(0)]>) -> !sbp.tensor<64x64xf32, @m, [S(0), S(0)]>
 // OPTION: error: pass 'infer-sbp': mem=1MiB is an option of rule=global only (rule=cost)

@@ -31,7 +31,7 @@
 // MEM:         sbp.matmul %g, %w2 {sbp.signature = #sbp.sig<[S(0), S(1)], [B, S(0)] -> [S(0), P]>}
 
 // REPORT:      // sbp-report (rule=global)
-// REPORT:      global: objective {{[0-9.]+}} us = compute {{[0-9.]+}} us + communication {{[0-9.]+}} us; memory 3670016 bytes (3.50 MiB) per device, budget 4194304 bytes (4.00 MiB)
+// REPORT:      global: objective {{[0-9.]+}} us = compute {{[0-9.]+}} us + communication {{[0-9.]+}} us; memory 3670016 bytes (3.5 MiB) per device, budget 4194304 bytes (4.0 MiB)
 // REPORT-NEXT: global: solver lagrangian+highs in {{[0-9.]+}} s; lower bound {{[0-9.]+}} us, gap 0.0000 %
 // REPORT-NEXT: global: free argument %w1 = [B, S(1)]
 // REPORT-NEXT: global: free argument %w2 = [B, S(0)]
@@ -53,7 +53,7 @@
 // JSON-NEXT:     "%w2": "[B, S(0)]"
 // JSON-NEXT:   },
 
-// FREE:      global: objective {{[0-9.]+}} us = compute {{[0-9.]+}} us + communication 0.000 us; memory 13107200 bytes (12.50 MiB) per device, budget none
+// FREE:      global: objective {{[0-9.]+}} us = compute {{[0-9.]+}} us + communication 0.000 us; memory 13107200 bytes (12.5 MiB) per device, budget none
 // FREE-NEXT: global: solver elimination in {{[0-9.]+}} s; lower bound {{[0-9.]+}} us, gap 0.0000 %
 // FREE-NEXT: global: free argument %w1 = [B, B]
 // FREE-NEXT: global: free argument %w2 = [B, B]
