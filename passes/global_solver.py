@@ -13,6 +13,11 @@
   columns (a producer's candidates with one output SBP give one row) tied to the one-hots by
   marginal constraints (Alpa's formulation, compressed); with a budget, one row per memory
   constraint. It reports the incumbent, HiGHS's dual bound and the gap.
+* `lagrangian`: the memory rows relaxed with multipliers (a row's bytes are a sum of unary terms,
+  so each relaxed problem is solved exactly by `eliminate`): a lower bound, and the plans within
+  budget met on the way (subgradient steps, then the best multipliers scaled up until one fits).
+* `solve`: elimination; under a budget the unconstrained optimum if it fits, else `lagrangian` and,
+  if a gap is left, HiGHS started from its plan; the better plan and the larger bound are kept.
 * `min_budget`: the smallest budget any choice fits (a min-max MIP), for the infeasible-`mem` error.
 
 Costs are seconds; the MIP works in microseconds so that HiGHS's absolute tolerances are small.
