@@ -41,10 +41,10 @@ class DeviceFigures:
 
 DEVICES: dict[str, DeviceFigures] = {
     # Ascend 910B in an Atlas 800T A2 (8 NPUs): Huawei's Atlas 800T A2 datasheet gives 2.5 PFLOPS
-    # FP16 per server -> ~313 TFLOPS FP16/BF16 per NPU (Cube unit); INT8 is twice that, and the
-    # INT16/32 ops here run on the Vector unit, taken at FP32's rate. FP32 matmul runs on the Cube
-    # unit in HF32 at half the FP16 rate (CANN "HF32" docs); HBM2e 64 GB at ~1.6 TB/s nominal
-    # (reference/ascendc.md §6 and lowering/soc.py, the same figure the fmod tiling uses).
+    # FP16 per server -> ~313 TFLOPS FP16/BF16 per NPU (Cube unit). Huawei publishes no FP32 or
+    # integer figure: FP32 is taken at half the FP16 rate (an assumption: the Cube unit's HF32
+    # mode), integers at the FP32 rate. HBM2e 64 GB at ~1.6 TB/s nominal (the figure
+    # lowering/soc.py and the fmod tiling use; reference/ascendc.md: third-party, 2.35 TB/s measured).
     "npu": DeviceFigures(f32_flops=156e12, f16_flops=313e12, int_flops=156e12, hbm_bytes_per_s=1.6e12),
     # NVIDIA A100 SXM4 80 GB, "NVIDIA A100 Tensor Core GPU" datasheet (2021): FP32 19.5 TFLOPS
     # (TF32 tensor core 156), FP16/BF16 tensor core 312 TFLOPS, INT32 19.5 TOPS, HBM2e 2,039 GB/s.
