@@ -51,6 +51,8 @@ class FunctionResult:
 
 def search_function(f: func.FuncOp, cache: InferenceCache, pricer: Pricer, budget: int | None) -> FunctionResult:
     """Build, solve and write back one function."""
+    if len(cache.candidates) + len(cache.fitting) >= cache.max_decisions:
+        cache.clear()  # the cache's bound (rule=global makes no decisions, only candidate lists)
     problem = Builder(f, cache, pricer, budget).build()
     factors = problem.factors()
     solution = solve(factors, None if budget is None else float(budget))
