@@ -234,6 +234,9 @@ def check_placed_type(
     if hierarchy is None:
         hierarchy = placement.get_hierarchy()
     sbp = ty.nd_sbp
+    pattern = sbp if sbp is not None else ty.sbp_pattern
+    if pattern is not None and len(pattern) != len(hierarchy):
+        sbp = pattern  # type: ignore[assignment]
     if sbp is not None and len(sbp) != len(hierarchy):
         raise VerifyException(
             f"{what} has ND-SBP {sbp.short_str()} of length {len(sbp)}, "

@@ -5,7 +5,8 @@ An SBP entry says how one mesh axis holds a global tensor: split along a tensor 
 placement-hierarchy axis. `!sbp.tensor` is a global tensor type: logical shape, element type,
 placement symbol, optional ND-SBP (absent = to be inferred) and optional local storage layout.
 `#sbp.sig` is an op's signature: one ND-SBP per operand and per result (`?` = unconstrained in
-hints).
+hints). A type's ND-SBP may have `?` entries (`[S(0), ?]`, an `NdSbpPatternAttr`): entries left for
+`infer-sbp{rule=global}` to decide (SPEC §2.5); such a type has no `nd_sbp` until they are.
 
 The ops (and the `Dialect` object) live in `dialects/sbp_ops.py`.
 """
@@ -251,13 +252,58 @@ def nd_sbp(*entries: SbpAttr) -> NdSbpAttr:
     return NdSbpAttr(entries)
 
 
-def parse_nd_sbp(parser: AttrParser) -> NdSbpAttr:
-    """Parse `[entry, ...]` (at least one entry)."""
+def parse_nd_sbp(parser: AttrParser, allow_free: bool = False) -> NdSbpAttr:
+    """Parse `[entry, ...]` (at least one entry); with `allow_free`, entries may be `?` and the
+    result is an `NdSbpPatternAttr` if any is."""
     start = parser.pos
-    entries = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, lambda: parse_sbp_entry(parser))
+
+    def entry() -> SbpAttr | None:
+        if allow_free and parser.parse_optional_punctuation("?") is not None:
+            return None
+        return parse_sbp_entry(parser)
+
+    entries = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, entry)
     if not entries:
         parser.raise_error("an ND-SBP needs one entry per placement hierarchy axis, got []", start, parser.pos)
-    return nd_sbp(*entries)
+    if any(e is None for e in entries):
+        return NdSbpPatternAttr(entries)  # type: ignore[return-value]
+    return nd_sbp(*entries)  # type: ignore[arg-type]
+
+
+@irdl_attr_definition
+class NdSbpPatternAttr(ParametrizedAttribute):
+    """An ND-SBP with some entries free: `[S(0), ?]` (a `?` is a `NoneAttr`). Only a function
+    argument's (or an op result's) type carries one before `infer-sbp{rule=global}` decides it;
+    `GlobalTensorType.nd_sbp` is None for it, so every other pass sees a type without an SBP."""
+
+    name = "sbp.nd_pattern"
+    entries: ArrayAttr[SbpAttr | NoneAttr]
+
+    def __hash__(self) -> int:
+        return _memo_hash(self)
+
+    def __init__(self, entries: Sequence[SbpAttr | None]):
+        super().__init__(ArrayAttr(NoneAttr() if e is None else e for e in entries))
+
+    def __len__(self) -> int:
+        return len(self.entries.data)
+
+    def fixed(self) -> tuple[SbpAttr | None, ...]:
+        """The entries, None where free."""
+        return tuple(e if isinstance(e, SbpAttr) else None for e in self.entries.data)
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        with parser.in_angle_brackets():
+            found = parse_nd_sbp(parser, allow_free=True)
+        return (found.entries if isinstance(found, NdSbpPatternAttr) else ArrayAttr(found.sbps.data),)
+
+    def print_parameters(self, printer: Printer) -> None:
+        with printer.in_angle_brackets():
+            printer.print_string(self.short_str())
+
+    def short_str(self) -> str:
+        return "[" + ", ".join(e.short_str() if isinstance(e, SbpAttr) else "?" for e in self.entries.data) + "]"
 
 
 def parse_sbp_text(text: str) -> NdSbpAttr:
@@ -287,7 +333,7 @@ class GlobalTensorType(ParametrizedAttribute, TypeAttribute):
     shape: ArrayAttr[IntAttr]
     element_type: Attribute
     placement: SymbolRefAttr
-    sbp: NdSbpAttr | NoneAttr
+    sbp: NdSbpAttr | NdSbpPatternAttr | NoneAttr
     layout: LayoutAttr | NoneAttr
 
     _NONE: ClassVar[NoneAttr] = NoneAttr()
@@ -300,7 +346,7 @@ class GlobalTensorType(ParametrizedAttribute, TypeAttribute):
         shape: Sequence[int] | ArrayAttr[IntAttr],
         element_type: Attribute,
         placement: str | SymbolRefAttr,
-        sbp: NdSbpAttr | Sequence[SbpAttr] | NoneAttr | None = None,
+        sbp: NdSbpAttr | NdSbpPatternAttr | Sequence[SbpAttr] | NoneAttr | None = None,
         layout: LayoutAttr | NoneAttr | None = None,
     ):
         if not isinstance(shape, ArrayAttr):
@@ -309,7 +355,7 @@ class GlobalTensorType(ParametrizedAttribute, TypeAttribute):
             placement = SymbolRefAttr(placement)
         if sbp is None:
             sbp = self._NONE
-        elif not isinstance(sbp, NdSbpAttr | NoneAttr):
+        elif not isinstance(sbp, NdSbpAttr | NdSbpPatternAttr | NoneAttr):
             sbp = nd_sbp(*sbp)
         super().__init__(shape, element_type, placement, sbp, self._NONE if layout is None else layout)
 
@@ -335,6 +381,11 @@ class GlobalTensorType(ParametrizedAttribute, TypeAttribute):
         return None if kind is NoneAttr or not isinstance(sbp, NdSbpAttr) else sbp
 
     @property
+    def sbp_pattern(self) -> NdSbpPatternAttr | None:
+        """The ND-SBP with `?` entries this type was written with, if any."""
+        return self.sbp if type(self.sbp) is NdSbpPatternAttr else None
+
+    @property
     def local_layout(self) -> LayoutAttr | None:
         return self.layout if isinstance(self.layout, LayoutAttr) else None
 
@@ -344,7 +395,7 @@ class GlobalTensorType(ParametrizedAttribute, TypeAttribute):
             n *= d
         return n
 
-    def with_sbp(self, sbp: NdSbpAttr | None, keep_layout: bool = True) -> GlobalTensorType:
+    def with_sbp(self, sbp: NdSbpAttr | NdSbpPatternAttr | None, keep_layout: bool = True) -> GlobalTensorType:
         """The same tensor with another ND-SBP. A layout describes the shards of one distribution, so
         boxing (which changes the shards) drops it with `keep_layout=False`."""
         layout = self.layout if keep_layout else None
@@ -354,7 +405,7 @@ class GlobalTensorType(ParametrizedAttribute, TypeAttribute):
         """DTensor-style `f32[4,4][S(0)] @p`, used in diagnostics."""
         elt = dtypes.IR_NAMES.get(self.element_type) or str(self.element_type)
         dims = ",".join(str(d) for d in self.get_shape())
-        sbp = self.sbp.short_str() if isinstance(self.sbp, NdSbpAttr) else "[?]"
+        sbp = self.sbp.short_str() if isinstance(self.sbp, NdSbpAttr | NdSbpPatternAttr) else "[?]"
         return f"{elt}[{dims}]{sbp} @{self.placement_name}"
 
     # -- verification ------------------------------------------------------
@@ -393,7 +444,7 @@ class GlobalTensorType(ParametrizedAttribute, TypeAttribute):
                 if not isinstance(layout, LayoutAttr):
                     parser.raise_error("expected #sbp.layout<...>", layout_start, parser.pos)
             elif isinstance(sbp, NoneAttr) and isinstance(layout, NoneAttr):
-                sbp = parse_nd_sbp(parser)
+                sbp = parse_nd_sbp(parser, allow_free=True)
             else:
                 parser.raise_error("expected `layout = #sbp.layout<...>` or `>`")
         parser.parse_punctuation(">")
@@ -420,7 +471,7 @@ class GlobalTensorType(ParametrizedAttribute, TypeAttribute):
             printer.print_string(f"{d}x")
         printer.print_attribute(self.element_type)
         printer.print_string(f", @{self.placement_name}")
-        if isinstance(self.sbp, NdSbpAttr):
+        if isinstance(self.sbp, NdSbpAttr | NdSbpPatternAttr):
             printer.print_string(", " + self.sbp.short_str())
         if isinstance(self.layout, LayoutAttr):
             printer.print_string(", layout = ")
@@ -441,8 +492,9 @@ def type_problem(
         return "!sbp.tensor placement must be a flat symbol such as @p"
     # Exact-type tests (the classes have no subclasses): isinstance goes through ABCMeta, and
     # every `!sbp.tensor` built or parsed runs this.
-    if type(sbp) is NdSbpAttr:
-        for entry in sbp:
+    entries = sbp if type(sbp) is NdSbpAttr else sbp.fixed() if type(sbp) is NdSbpPatternAttr else ()
+    if entries:
+        for entry in entries:
             if type(entry) is not SplitAttr:
                 continue
             if not shape:

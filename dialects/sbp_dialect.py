@@ -16,6 +16,7 @@ from sbpc.dialects.sbp import (
     BroadcastAttr,
     GlobalTensorType,
     NdSbpAttr,
+    NdSbpPatternAttr,
     PartialAttr,
     SignatureAttr,
     SplitAttr,
@@ -58,5 +59,5 @@ SBP_OPS: list[type[Operation]] = [
 SBP = Dialect(
     "sbp",
     SBP_OPS,
-    [SplitAttr, BroadcastAttr, PartialAttr, NdSbpAttr, GlobalTensorType, SignatureAttr, LayoutAttr],
+    [SplitAttr, BroadcastAttr, PartialAttr, NdSbpAttr, NdSbpPatternAttr, GlobalTensorType, SignatureAttr, LayoutAttr],
 )

@@ -38,6 +38,7 @@ from xdsl.irdl import (
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
+from sbpc.dialects.flops import MatmulFlops, PerElement
 from sbpc.dialects.placement import PlacementOp, check_placed_type
 from sbpc.dialects.sbp import (
     GlobalTensorType,
@@ -204,7 +205,7 @@ class AddOp(BinaryOp):
     """Elementwise `lhs + rhs` (OneFlow add_n when shapes agree, broadcast_add otherwise)."""
 
     name = "sbp.add"
-    traits = traits_def(Pure(), BinaryRule(partials=(("P", "P"),), add_n=True))
+    traits = traits_def(Pure(), BinaryRule(partials=(("P", "P"),), add_n=True), PerElement(1.0))
 
 
 @irdl_op_definition
@@ -212,7 +213,7 @@ class SubOp(BinaryOp):
     """Elementwise `lhs - rhs`."""
 
     name = "sbp.sub"
-    traits = traits_def(Pure(), BinaryRule(partials=(("P", "P"),)))
+    traits = traits_def(Pure(), BinaryRule(partials=(("P", "P"),)), PerElement(1.0))
 
 
 @irdl_op_definition
@@ -220,7 +221,7 @@ class MulOp(BinaryOp):
     """Elementwise `lhs * rhs`."""
 
     name = "sbp.mul"
-    traits = traits_def(Pure(), BinaryRule(partials=(("B", "P"), ("P", "B"))))
+    traits = traits_def(Pure(), BinaryRule(partials=(("B", "P"), ("P", "B"))), PerElement(1.0))
 
 
 @irdl_op_definition
@@ -228,7 +229,7 @@ class DivOp(BinaryOp):
     """Elementwise `lhs / rhs`."""
 
     name = "sbp.div"
-    traits = traits_def(Pure(), BinaryRule(partials=(("P", "B"),)))
+    traits = traits_def(Pure(), BinaryRule(partials=(("P", "B"),)), PerElement(1.0))
 
 
 @irdl_op_definition
@@ -236,7 +237,7 @@ class MaximumOp(BinaryOp):
     """Elementwise maximum."""
 
     name = "sbp.maximum"
-    traits = traits_def(Pure(), BinaryRule(extremum=ReduceKind.MAX))
+    traits = traits_def(Pure(), BinaryRule(extremum=ReduceKind.MAX), PerElement(1.0))
 
 
 @irdl_op_definition
@@ -244,7 +245,7 @@ class MinimumOp(BinaryOp):
     """Elementwise minimum."""
 
     name = "sbp.minimum"
-    traits = traits_def(Pure(), BinaryRule(extremum=ReduceKind.MIN))
+    traits = traits_def(Pure(), BinaryRule(extremum=ReduceKind.MIN), PerElement(1.0))
 
 
 @irdl_op_definition
@@ -255,7 +256,7 @@ class FmodOp(SbpOp):
     self_ = operand_def(TensorT)
     other = operand_def(TensorT)
     result = result_def(TensorT)
-    traits = traits_def(Pure(), BinaryRule())
+    traits = traits_def(Pure(), BinaryRule(), PerElement(4.0))
     assembly_format = "$self_ `,` $other attr-dict `:` type($self_) `,` type($other) `->` type($result)"
 
     def verify_semantics(self) -> None:
@@ -293,7 +294,7 @@ class FmodScalarOp(SbpOp):
     self_ = operand_def(TensorT)
     other = prop_def(base(FloatAttr) | base(IntegerAttr))
     result = result_def(TensorT)
-    traits = traits_def(Pure(), UnaryRule())
+    traits = traits_def(Pure(), UnaryRule(), PerElement(4.0))
     assembly_format = "$self_ `,` $other attr-dict `:` type($self_) `->` type($result)"
 
     def verify_semantics(self) -> None:
@@ -309,7 +310,7 @@ class AddScalarOp(SbpOp):
     x = operand_def(TensorT)
     scalar = prop_def(base(FloatAttr) | base(IntegerAttr))
     result = result_def(TensorT)
-    traits = traits_def(Pure(), UnaryRule(monotone=1, wraps_on_integers=True))
+    traits = traits_def(Pure(), UnaryRule(monotone=1, wraps_on_integers=True), PerElement(1.0))
     assembly_format = "$x `,` $scalar attr-dict `:` type($x) `->` type($result)"
 
     def verify_semantics(self) -> None:
@@ -325,7 +326,7 @@ class MulScalarOp(SbpOp):
     x = operand_def(TensorT)
     scalar = prop_def(base(FloatAttr) | base(IntegerAttr))
     result = result_def(TensorT)
-    traits = traits_def(Pure(), UnaryRule(partial_sum=True))
+    traits = traits_def(Pure(), UnaryRule(partial_sum=True), PerElement(1.0))
     assembly_format = "$x `,` $scalar attr-dict `:` type($x) `->` type($result)"
 
     def verify_semantics(self) -> None:
@@ -338,7 +339,7 @@ class ReluOp(UnaryOp):
     """`max(x, 0)`."""
 
     name = "sbp.relu"
-    traits = traits_def(Pure(), UnaryRule(monotone=1))
+    traits = traits_def(Pure(), UnaryRule(monotone=1), PerElement(1.0))
 
 
 @irdl_op_definition
@@ -346,7 +347,7 @@ class NegOp(UnaryOp):
     """`-x`."""
 
     name = "sbp.neg"
-    traits = traits_def(Pure(), UnaryRule(partial_sum=True, monotone=-1, wraps_on_integers=True))
+    traits = traits_def(Pure(), UnaryRule(partial_sum=True, monotone=-1, wraps_on_integers=True), PerElement(1.0))
 
 
 @irdl_op_definition
@@ -354,7 +355,7 @@ class ExpOp(UnaryOp):
     """`exp(x)`."""
 
     name = "sbp.exp"
-    traits = traits_def(Pure(), UnaryRule(monotone=1))
+    traits = traits_def(Pure(), UnaryRule(monotone=1), PerElement(1.0))
 
 
 @irdl_op_definition
@@ -363,7 +364,7 @@ class GeluOp(UnaryOp):
     linear, so it keeps splits only (no partial of any kind)."""
 
     name = "sbp.gelu"
-    traits = traits_def(Pure(), UnaryRule())
+    traits = traits_def(Pure(), UnaryRule(), PerElement(9.0))
 
     def verify_semantics(self) -> None:
         super().verify_semantics()
@@ -384,7 +385,7 @@ class LayerNormOp(SbpOp):
     beta = operand_def(TensorT)
     epsilon = opt_prop_def(FloatAttr)
     result = result_def(TensorT)
-    traits = traits_def(Pure(), LayerNormRule())
+    traits = traits_def(Pure(), LayerNormRule(), PerElement(8.0))
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = (
         "$x `,` $gamma `,` $beta attr-dict `:` type($x) `,` type($gamma) `,` type($beta) `->` type($result)"
@@ -420,7 +421,7 @@ class CastOp(SbpOp):
     name = "sbp.cast"
     x = operand_def(TensorT)
     result = result_def(TensorT)
-    traits = traits_def(Pure(), UnaryRule(partial_sum=True))
+    traits = traits_def(Pure(), UnaryRule(partial_sum=True), PerElement(1.0))
     assembly_format = "$x attr-dict `:` type($x) `->` type($result)"
 
     def verify_semantics(self) -> None:
@@ -442,7 +443,7 @@ class MatmulOp(SbpOp):
     transpose_a = opt_prop_def(UnitAttr)
     transpose_b = opt_prop_def(UnitAttr)
     result = result_def(TensorT)
-    traits = traits_def(Pure(), MatmulRule())
+    traits = traits_def(Pure(), MatmulRule(), MatmulFlops())
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$a `,` $b attr-dict `:` type($a) `,` type($b) `->` type($result)"
 
@@ -497,7 +498,7 @@ class ReduceSumOp(ReduceOp):
     """Sum over `axes`."""
 
     name = "sbp.reduce_sum"
-    traits = traits_def(Pure(), ReduceRule(ReduceKind.SUM))
+    traits = traits_def(Pure(), ReduceRule(ReduceKind.SUM), PerElement(1.0, "operand"))
 
 
 @irdl_op_definition
@@ -505,7 +506,7 @@ class ReduceMaxOp(ReduceOp):
     """Maximum over `axes`."""
 
     name = "sbp.reduce_max"
-    traits = traits_def(Pure(), ReduceRule(ReduceKind.MAX))
+    traits = traits_def(Pure(), ReduceRule(ReduceKind.MAX), PerElement(1.0, "operand"))
 
 
 @irdl_op_definition
@@ -513,7 +514,7 @@ class ReduceMinOp(ReduceOp):
     """Minimum over `axes`."""
 
     name = "sbp.reduce_min"
-    traits = traits_def(Pure(), ReduceRule(ReduceKind.MIN))
+    traits = traits_def(Pure(), ReduceRule(ReduceKind.MIN), PerElement(1.0, "operand"))
 
 
 @irdl_op_definition
@@ -524,7 +525,7 @@ class TransposeOp(SbpOp):
     x = operand_def(TensorT)
     perm = prop_def(DenseArrayBase.constr(i64))
     result = result_def(TensorT)
-    traits = traits_def(Pure(), TransposeRule())
+    traits = traits_def(Pure(), TransposeRule(), PerElement(0.0))
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$x attr-dict `:` type($x) `->` type($result)"
 
@@ -550,7 +551,7 @@ class ReshapeOp(SbpOp):
     local_shapes = opt_prop_def(ArrayAttr)
     """After `spmdize`: each rank's output shape (flat rank order), since shards may differ."""
     irdl_options = (ParsePropInAttrDict(),)
-    traits = traits_def(Pure(), ReshapeRule())
+    traits = traits_def(Pure(), ReshapeRule(), PerElement(0.0, moves_bytes=False))
     assembly_format = "$x attr-dict `:` type($x) `->` type($result)"
 
     def verify_semantics(self) -> None:

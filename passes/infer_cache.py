@@ -20,18 +20,48 @@ in the order one op meets them:
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from operator import itemgetter
 from typing import Any
 
-from xdsl.dialects.builtin import IntegerType
-from xdsl.ir import Attribute
+from xdsl.dialects.builtin import DenseArrayBase, FloatAttr, IntegerAttr, IntegerType, UnitAttr
+from xdsl.ir import Attribute, Operation
 
 from sbpc.dialects import dtypes
 from sbpc.dialects.sbp import GlobalTensorType, NdSbpAttr
 from sbpc.dialects.signatures import NdSig
 from sbpc.passes.cost_model import PlannerCache
+
+
+def _dense_array_key(attr: DenseArrayBase) -> object:
+    elt = attr.elt_type
+    if type(elt) is IntegerType:  # the packed bytes with their integer type (cheaper than unpacking)
+        return (elt.width.data, elt.signedness.data, attr.data.data)
+    return tuple(attr.get_values())
+
+
+_PROPERTY_KEYS: dict[type[Attribute], Callable[[Attribute], object]] = {
+    DenseArrayBase: _dense_array_key,  # type: ignore[dict-item]
+    IntegerAttr: lambda a: (a.value.data, a.type),  # type: ignore[attr-defined]
+    FloatAttr: lambda a: (a.value.data, a.type),  # type: ignore[attr-defined]
+    UnitAttr: lambda a: True,
+}
+"""Properties as plain Python values: hashing and comparing an attribute walks its parameters
+(keyed by exact class: an isinstance check against an attribute class goes through ABCMeta)."""
+
+
+def property_key(attr: Attribute) -> object:
+    to_key = _PROPERTY_KEYS.get(type(attr))
+    return attr if to_key is None else to_key(attr)
+
+
+def op_key_of(op: Operation, out_types: Sequence[GlobalTensorType]) -> tuple[object, ...]:
+    """What an op's candidates read of the op itself: its name, properties and result shapes."""
+    return (
+        op.name, tuple(sorted([(k, property_key(v)) for k, v in op.properties.items()])) if op.properties else (),
+        tuple([t.get_shape() for t in out_types]),
+    )
 
 
 def element_bytes(ty: GlobalTensorType) -> int:

@@ -11,6 +11,8 @@ Ops are visited in program order; each op's candidates come from its `SbpRule` t
   lacks) by the α-β time of the boxing their inputs need, planned by the same model the boxing
   planner uses. It never picks a signature costlier than OneFlow's pick: that pick is among its
   candidates and it minimises the same price.
+* `rule=global` (passes/global_search.py) chooses every signature, and the SBP of every free
+  argument, for the whole program at once: the optimum of compute plus communication time.
 
 Hints (`sbp.hint = #sbp.sig<...>`, `?` = any) and result types written with an SBP constrain the
 candidates; if none survives, the op gets a located error listing the candidates.
@@ -26,14 +28,14 @@ rule=oneflow the α-β time of a candidate only feeds the report, so it is compu
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Literal
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import DenseArrayBase, FloatAttr, IntegerAttr, IntegerType, ModuleOp, UnitAttr
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
@@ -45,7 +47,7 @@ from sbpc.dialects.sbp import GlobalTensorType, NdSbpAttr, SignatureAttr
 from sbpc.dialects.sbp_ops import BoxingOp, ToGlobalOp, describe_op
 from sbpc.dialects.signatures import NdSig, SbpRule
 from sbpc.passes.cost_model import DEFAULT_MODEL, CommModel, placement_model
-from sbpc.passes.infer_cache import InferenceCache, OpMeta
+from sbpc.passes.infer_cache import InferenceCache, OpMeta, op_key_of
 from sbpc.passes.sbp_candidates import candidates
 from sbpc.passes.sbp_scoring import Decision, choose
 
@@ -84,23 +86,43 @@ class OpRecord:
 class InferSbpPass(ModulePass):
     """Choose an ND-SBP signature for every op and type every result.
 
-    Options: `rule=oneflow` (default, OneFlow's eager inference) or `rule=cost` (α-β model).
+    Options: `rule=oneflow` (default, OneFlow's eager inference), `rule=cost` (α-β model, op by
+    op) or `rule=global` (the whole-program optimum, passes/global_search.py; `mem` its budget).
     The pass instance owns the `InferenceCache` its runs share (a pipeline applied to several
     modules, `--split-input-file` chunks).
     """
 
     name = "infer-sbp"
-    rule: Literal["oneflow", "cost"] = "oneflow"
+    rule: Literal["oneflow", "cost", "global"] = "oneflow"
+    mem: int | str | None = None
+    """rule=global's per-device memory budget: bytes, or a number with KiB, MiB or GiB."""
 
     def __post_init__(self) -> None:
         # Not a dataclass field: the fields of a pass are its command-line options.
         object.__setattr__(self, "_cache", InferenceCache())
+        object.__setattr__(self, "_budget", None)
+        if self.mem is not None:
+            if self.rule != "global":
+                raise ValueError(f"mem={self.mem} is an option of rule=global only (rule={self.rule})")
+            from sbpc.passes.global_search import parse_bytes
+
+            object.__setattr__(self, "_budget", parse_bytes(str(self.mem)))
 
     @property
     def cache(self) -> InferenceCache:
         return self._cache  # type: ignore[attr-defined]
 
+    @property
+    def budget(self) -> int | None:
+        """`mem` in bytes (None: no budget)."""
+        return self._budget  # type: ignore[attr-defined]
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if self.rule == "global":
+            from sbpc.passes.global_search import infer_module_global
+
+            infer_module_global(op, self.budget, self.cache)
+            return
         infer_module(op, self.rule, keep_records=False, cache=self.cache)
 
 
@@ -115,12 +137,12 @@ def infer_module(
     if cache is None:
         cache = InferenceCache()
     records: list[OpRecord] | None = [] if keep_records else None
-    for f in _functions(module):
+    for f in functions(module):
         infer_function(f, rule, model, cache, records)
     return records or []
 
 
-def _functions(op: Operation) -> Iterator[func.FuncOp]:
+def functions(op: Operation) -> Iterator[func.FuncOp]:
     """The function definitions under `op`, without walking into their bodies."""
     for region in op.regions:
         for block in region.blocks:
@@ -129,7 +151,7 @@ def _functions(op: Operation) -> Iterator[func.FuncOp]:
                     if not child.is_declaration:
                         yield child
                 elif child.regions:
-                    yield from _functions(child)
+                    yield from functions(child)
 
 
 def infer_function(
@@ -137,6 +159,11 @@ def infer_function(
 ) -> None:
     """Infer the ops of `f` in program order and update its type; records go to `records`."""
     for i, arg in enumerate(f.body.block.args):
+        if isinstance(arg.type, GlobalTensorType) and arg.type.sbp_pattern is not None:
+            raise OpError(
+                f, f"func.func @{f.sym_name.data}: argument {i} ({arg.type.describe()}) has `?` entries; "
+                "only rule=global decides free arguments"
+            )
         if isinstance(arg.type, GlobalTensorType) and arg.type.nd_sbp is None:
             raise OpError(
                 f, f"func.func @{f.sym_name.data}: argument {i} ({arg.type.describe()}) has no SBP; "
@@ -155,7 +182,7 @@ def infer_function(
         if op is f or not any(isinstance(v.type, GlobalTensorType) for v in (*op.operands, *op.results)):
             continue
         if isinstance(op, ToGlobalOp | BoxingOp | CollectiveOp):
-            _check_explicit(op)
+            check_explicit(op)
             continue
         if isinstance(op, func.ReturnOp):
             continue
@@ -194,7 +221,7 @@ def _sbp_of(op: Operation, value: SSAValue, index: int) -> NdSbpAttr:
     return ty.nd_sbp
 
 
-def _check_explicit(op: Operation) -> None:
+def check_explicit(op: Operation) -> None:
     for i, v in enumerate(op.operands):
         _sbp_of(op, v, i)
     for r in op.results:
@@ -232,14 +259,15 @@ def infer_op(
     hierarchy, model = placements.mesh(op, first.placement)
     hint = op.attributes.get("sbp.hint")
     if hint is not None:
-        _check_hint(op, hint)
+        check_hint(op, hint)
     out_types: list[GlobalTensorType] = [r.type for r in op.results]  # type: ignore[misc]
     required = tuple([t.nd_sbp for t in out_types])
     constrained = any(r is not None for r in required)
-    op_key = (
-        op.name, tuple(sorted([(k, _property_key(v)) for k, v in op.properties.items()])) if op.properties else (),
-        tuple([t.get_shape() for t in out_types]),
-    )
+    for t in out_types:
+        if t.sbp_pattern is not None:
+            raise OpError(
+                op, f"{describe_op(op)}: result type {t.describe()} has `?` entries; only rule=global decides them")
+    op_key = op_key_of(op, out_types)
     in_keys = tuple([info.key for info in infos])
     # Everything the decision depends on: the op, each input's type key (ND-SBP included), the
     # mesh, the hint and required result SBPs, the rule and the cost model.
@@ -310,29 +338,7 @@ def _signature(cache: InferenceCache, chosen: NdSig) -> Attribute:
     return found
 
 
-def _dense_array_key(attr: DenseArrayBase) -> object:
-    elt = attr.elt_type
-    if type(elt) is IntegerType:  # the packed bytes with their integer type (cheaper than unpacking)
-        return (elt.width.data, elt.signedness.data, attr.data.data)
-    return tuple(attr.get_values())
-
-
-_PROPERTY_KEYS: dict[type[Attribute], Callable[[Attribute], object]] = {
-    DenseArrayBase: _dense_array_key,  # type: ignore[dict-item]
-    IntegerAttr: lambda a: (a.value.data, a.type),  # type: ignore[attr-defined]
-    FloatAttr: lambda a: (a.value.data, a.type),  # type: ignore[attr-defined]
-    UnitAttr: lambda a: True,
-}
-"""Properties as plain Python values: hashing and comparing an attribute walks its parameters
-(keyed by exact class: an isinstance check against an attribute class goes through ABCMeta)."""
-
-
-def _property_key(attr: Attribute) -> object:
-    to_key = _PROPERTY_KEYS.get(type(attr))
-    return attr if to_key is None else to_key(attr)
-
-
-def _check_hint(op: Operation, hint: Attribute) -> None:
+def check_hint(op: Operation, hint: Attribute) -> None:
     if not isinstance(hint, SignatureAttr):
         raise OpError(op, f"{describe_op(op)}: sbp.hint must be a #sbp.sig<...>")
     if len(hint.inputs.data) != len(op.operands) or len(hint.outputs.data) != len(op.results):

@@ -2,7 +2,8 @@
 
 For every op: the candidates that survived filtering with their OneFlow order value and copy
 cost and their α-β boxing time, the chosen signature and why, and the boxing each input needs.
-Then the program's total modelled communication under both rules, side by side. The report is
+Then the program's total modelled communication under both rules, side by side; under rule=global
+also its own totals and the whole-program section of passes/global_report.py. The report is
 built on clones, so it never changes the module being compiled.
 
 `--sbp-report=dot` draws the plan instead: the program compiled on a clone by infer-sbp,
@@ -26,6 +27,7 @@ from xdsl.ir import Operation, SSAValue
 from sbpc.dialects import dtypes
 from sbpc.dialects.collective_ops import CollectiveOp
 from sbpc.dialects.collectives import step_bytes_exact
+from sbpc.dialects.errors import OpError
 from sbpc.dialects.placement import lookup_placement
 from sbpc.dialects.sbp import GlobalTensorType, PartialAttr, SignatureAttr
 from sbpc.dialects.sbp_ops import ConversionOp
@@ -36,6 +38,9 @@ from sbpc.passes.materialize_boxing import MaterializeBoxingPass
 from sbpc.passes.sbp_candidates import element_bytes, format_nd_sig
 
 RULES = ("oneflow", "cost")
+"""The op-by-op rules, whose totals every report gives side by side."""
+REPORT_RULES = (*RULES, "global")
+"""The rules a report can be built for."""
 
 
 @dataclass
@@ -71,13 +76,26 @@ def _totals(records: list[OpRecord], planner: PlannerCache) -> RuleTotals:
     )
 
 
-def build_report(module: ModuleOp, rule: str) -> dict[str, Any]:
-    """Per-op detail for `rule`, totals for both rules."""
+def build_report(module: ModuleOp, rule: str, mem: int | None = None) -> dict[str, Any]:
+    """Per-op detail for `rule`, totals for both op-by-op rules (and, under rule=global, for it
+    and its `global` section; `mem` is its budget in bytes)."""
     per_rule: dict[str, tuple[list[OpRecord], RuleTotals]] = {}
     planner = PlannerCache()  # the report's own, shared by both rules' totals
+    section: dict[str, Any] | None = None
     for name in RULES:
-        records = infer_module(module.clone(), name)
+        try:
+            records = infer_module(module.clone(), name)
+        except OpError:
+            if rule != "global":
+                raise
+            continue  # free arguments: only rule=global takes them
         per_rule[name] = (records, _totals(records, planner))
+    if rule == "global":
+        from sbpc.passes.global_report import global_records
+
+        records, section = global_records(module.clone(), mem)
+        totals = _totals(records, planner)
+        per_rule[rule] = (records, RuleTotals(section["comm_s"] * 1e6, totals.bytes_sent, totals.ops_with_boxing))
     records, _ = per_rule[rule]
     ops = []
     for r in records:
@@ -99,7 +117,7 @@ def build_report(module: ModuleOp, rule: str) -> dict[str, Any]:
                 "modelled_us": round(r.decision.comm_us, 6),
             }
         )
-    return {
+    report = {
         "rule": rule,
         "ops": ops,
         "totals": {
@@ -111,6 +129,9 @@ def build_report(module: ModuleOp, rule: str) -> dict[str, Any]:
             for name, (_, t) in per_rule.items()
         },
     }
+    if section is not None:
+        report["global"] = section
+    return report
 
 
 def render_text(report: dict[str, Any]) -> str:
@@ -134,6 +155,10 @@ def render_text(report: dict[str, Any]) -> str:
             f"total rule={name}: {t['modelled_us']:.3f} us modelled, "
             f"{t['bytes_sent_all_ranks']:g} bytes sent (all ranks), {t['ops_with_boxing']} ops with boxing"
         )
+    if "global" in report:
+        from sbpc.passes.global_report import render_global
+
+        lines.extend(render_global(report["global"]))
     return "\n".join(lines) + "\n"
 
 

@@ -4,11 +4,14 @@ A program has 1–3 inputs with random ND-SBPs (splits, broadcasts, sum/max part
 of up to three axes, then up to `max_ops` ops of SPEC §2.4 over shapes with size-1 and uneven dims.
 Integer programs (i32) may use fmod and are checked exactly; float programs (f32) avoid ops whose
 result jumps under rounding (fmod, div) since partial sums reorder float additions.
+`with_free_args` frees some inputs' SBPs for `infer-sbp{rule=global}`.
 """
 
 from __future__ import annotations
 
+import ast
 import random
+import re
 from dataclasses import dataclass, field
 
 MESHES: tuple[tuple[int, ...], ...] = ((2,), (3,), (2, 2), (2, 3), (2, 2, 2))
@@ -171,3 +174,38 @@ def _nested(ranks: list[int], hierarchy: tuple[int, ...]) -> str:
         return "[" + ", ".join(map(str, ranks)) + "]"
     step = len(ranks) // hierarchy[0]
     return "[" + ", ".join(_nested(ranks[i : i + step], hierarchy[1:]) for i in range(0, len(ranks), step)) + "]"
+
+
+_HIERARCHY = re.compile(r'sbp\.placement @mesh "cpu" (\[.*\])')
+_ARG = re.compile(r"%in\d+: (!sbp\.tensor<[^>]*>)")
+
+
+def hierarchy_of(text: str) -> tuple[int, ...]:
+    """The mesh of a program `random_program` made."""
+    found = _HIERARCHY.search(text)
+    assert found is not None
+    nested = ast.literal_eval(found.group(1))
+    shape = []
+    while isinstance(nested, list):
+        shape.append(len(nested))
+        nested = nested[0]
+    return tuple(shape)
+
+
+def with_free_args(text: str, rng: random.Random, p_free: float = 0.5) -> str:
+    """`text` with some argument types free for `infer-sbp{rule=global}` (SPEC §2.5): without an
+    SBP, or with one entry `?` (partial entries become `?` too); every use rewritten alike."""
+    for ty in dict.fromkeys(_ARG.findall(text)):
+        if rng.random() >= p_free or ", [" not in ty:
+            continue
+        head, sbp = ty[:-1].rsplit(", [", 1)
+        entries = [e.strip() for e in re.findall(r"S\(\d+\)|P\(\w+\)|P|B", sbp)]
+        if len(entries) > 1 and rng.random() < 0.4:
+            entries[rng.randrange(len(entries))] = "?"
+            if any(e.startswith("P") for e in entries):
+                entries = ["?" if e.startswith("P") else e for e in entries]  # a pattern fixes S/B only
+            new = f"{head}, [{', '.join(entries)}]>"
+        else:
+            new = head + ">"
+        text = text.replace(ty, new)
+    return text

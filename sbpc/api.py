@@ -26,7 +26,7 @@ from xdsl.ir import Operation
 from xdsl.targets.mlir import MLIRTarget
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 
-from sbpc.passes.sbp_report import RULES, build_report, render
+from sbpc.passes.sbp_report import REPORT_RULES, build_report, render
 from sbpc.runtime import simulator
 from sbpc.runtime.distribute import distribute
 from sbpc.runtime.simulator import SimulationError
@@ -108,9 +108,9 @@ def compile(program: Program, pipeline: str = DEFAULT_PIPELINE) -> Program:
 
 
 def report(program: Program, rule: str = "oneflow") -> dict[str, Any]:
-    """The `--sbp-report` of the program under `rule` (`oneflow` or `cost`), as the JSON form's dict."""
-    if rule not in RULES:
-        raise Error(f"error: unknown rule '{rule}' (allowed: {', '.join(RULES)})")
+    """The `--sbp-report` of the program under `rule` (`oneflow`, `cost` or `global`), as the JSON form's dict."""
+    if rule not in REPORT_RULES:
+        raise Error(f"error: unknown rule '{rule}' (allowed: {', '.join(REPORT_RULES)})")
     try:
         return build_report(program.module, rule)  # built on clones: the program is left as it is
     except DiagnosticException as error:

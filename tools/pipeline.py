@@ -51,8 +51,14 @@ class PassOption:
 
     def describe(self) -> str:
         choices = self.choices
-        kind = " | ".join(choices) if choices is not None else getattr(self.type_hint, "__name__", str(self.type_hint))
+        hint = self.type_hint
+        optional = type(None) in get_args(hint) and get_origin(hint) is not Literal
+        kinds = [a for a in get_args(hint) if a is not type(None)] if optional else [hint]  # `T | None = None`
+        names = " or ".join(getattr(a, "__name__", str(a)) for a in kinds)
+        kind = " | ".join(choices) if choices is not None else names
         default = "" if self.default is dataclasses.MISSING else f" (default {self.default})"
+        if optional and self.default is None:
+            default = " (optional)"
         return f"{self.name.replace('_', '-')}={kind}{default}"
 
 

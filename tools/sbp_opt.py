@@ -275,16 +275,17 @@ class SbpOptMain(xDSLOptMain):
         from sbpc.passes.sbp_report import build_report, plan_dot, render
 
         # The rule and planner are the pipeline's, else the passes' defaults.
-        rule, planner = "oneflow", "optimal"
+        rule, planner, mem = "oneflow", "optimal", None
         for p in self.pipeline.passes:
             if p.name == "infer-sbp":
                 rule = getattr(p, "rule", rule)
+                mem = getattr(p, "budget", mem)
             if p.name == "lower-boxing":
                 planner = getattr(p, "planner", planner)
         if self.args.sbp_report == "dot":
             sys.stderr.write(plan_dot(module, rule, planner))
         else:
-            sys.stderr.write(render(build_report(module, rule), self.args.sbp_report))
+            sys.stderr.write(render(build_report(module, rule, mem), self.args.sbp_report))
 
     def run(self) -> int:  # type: ignore[override]
         try:

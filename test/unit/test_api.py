@@ -87,7 +87,7 @@ def test_errors_are_located() -> None:
         sbpc.run(program, [np.zeros((2, 4), np.float32), np.zeros((2, 4))])
     with pytest.raises(sbpc.Error, match="@nope"):
         sbpc.run(program, entry="nope")
-    with pytest.raises(sbpc.Error, match="unknown rule 'foo' \\(allowed: oneflow, cost\\)"):
+    with pytest.raises(sbpc.Error, match="unknown rule 'foo' \\(allowed: oneflow, cost, global\\)"):
         sbpc.report(program, "foo")
     with pytest.raises(sbpc.Error, match="cannot read"):
         sbpc.parse_file(os.path.join(ROOT, "no-such-file.mlir"))

@@ -322,7 +322,7 @@ def test_a_planner_error_points_at_the_consumer(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("option", "allowed"), [
-    ("--infer-sbp=rule=foo", "pass 'infer-sbp': rule=foo is not allowed (allowed: oneflow, cost)"),
+    ("--infer-sbp=rule=foo", "pass 'infer-sbp': rule=foo is not allowed (allowed: oneflow, cost, global)"),
     ("--lower-boxing=planner=fast", "pass 'lower-boxing': planner=fast is not allowed (allowed: optimal, oneflow)"),
     ("--lower-to-ascendc=soc=ascend310p", "soc=ascend310p is not allowed (allowed: ascend910b, ascend910b1"),
     ("--infer-sbp=rules=cost", "pass 'infer-sbp' has no option 'rules' (options: rule=oneflow | cost"),
@@ -345,7 +345,8 @@ def test_list_passes_names_every_pass_option_and_value() -> None:
     lines = result.stdout.splitlines()
     names = [line.split(":")[0] for line in lines if not line.startswith(" ")]
     assert names == ["infer-sbp", "materialize-boxing", "lower-boxing", "spmdize", "lower-to-ascendc"]
-    assert "    rule=oneflow | cost (default oneflow)" in lines
+    assert "    rule=oneflow | cost | global (default oneflow)" in lines
+    assert "    mem=int or str (optional)" in lines
     assert "    planner=optimal | oneflow (default optimal)" in lines
     soc = "    soc=ascend910b | ascend910b1 | ascend910b2 | ascend910b3 | ascend910b4 | ascend910_93"
     soc += " (default ascend910b)"

@@ -3,7 +3,7 @@
 
 // Every error of --infer-sbp, located at the offending op, naming it and its operands.
 
-// RULE: {{^}}error: pass 'infer-sbp': rule=fastest is not allowed (allowed: oneflow, cost){{$}}
+// RULE: {{^}}error: pass 'infer-sbp': rule=fastest is not allowed (allowed: oneflow, cost, global){{$}}
 
 // Inputs on different placements (OneFlow: CheckInputParallelDescIdentical). The op verifier
 // already rejects them before the pass runs.

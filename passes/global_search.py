@@ -1,0 +1,110 @@
+"""`infer-sbp{rule=global}`: the whole-program optimum (SPEC §3.1), function by function.
+
+Each function becomes a factor problem (`passes/global_problem.py`), solved exactly by variable
+elimination or, with a memory budget or when elimination would build too large a table, by HiGHS
+with its bound (`passes/global_solver.py`); then every free argument, result type and signature
+is written back and the function type updated. No decision is shared between repeated layers:
+each op is its own variable (elimination is linear in the program's length anyway).
+
+A budget no choice fits is a located error at the function naming the smallest budget that fits.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.rewriter import Rewriter
+
+from sbpc.dialects.collective_ops import CollectiveOp
+from sbpc.dialects.errors import OpError
+from sbpc.dialects.sbp import GlobalTensorType, NdSbpAttr, SignatureAttr
+from sbpc.dialects.sbp_ops import BoxingOp, ToGlobalOp
+from sbpc.passes.global_problem import Builder, GlobalProblem, Pricer
+from sbpc.passes.global_solver import Solution, min_budget, solve
+from sbpc.passes.infer_cache import InferenceCache
+from sbpc.passes.infer_sbp import check_explicit, functions
+
+_UNITS = {"": 1, "B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}
+_BYTES = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*(B|KiB|MiB|GiB)?\s*")
+
+
+def parse_bytes(text: str) -> int:
+    """`4096`, `64MiB`, `1.5GiB` -> bytes; ValueError otherwise."""
+    found = _BYTES.fullmatch(text)
+    if found is None:
+        raise ValueError(f"mem={text} is not a size (write bytes, or a number with KiB, MiB or GiB)")
+    return int(float(found.group(1)) * _UNITS[found.group(2) or ""])
+
+
+@dataclass
+class FunctionResult:
+    """What the report reads of one function's search."""
+
+    problem: GlobalProblem
+    solution: Solution
+    greedy: list[int | None] = field(default_factory=list)
+    """Per variable, the best local (op-by-op) choice given the others' global choices (ops only)."""
+
+
+def search_function(f: func.FuncOp, cache: InferenceCache, pricer: Pricer, budget: int | None) -> FunctionResult:
+    """Build, solve and write back one function."""
+    if len(cache.candidates) + len(cache.fitting) >= cache.max_decisions:
+        cache.clear()  # the cache's bound (rule=global makes no decisions, only candidate lists)
+    problem = Builder(f, cache, pricer, budget).build()
+    factors = problem.factors()
+    solution = solve(factors, None if budget is None else float(budget))
+    if solution is None:
+        from sbpc.passes.sbp_report import human_bytes
+
+        smallest = min_budget(factors)
+        raise OpError(
+            f, f"func.func @{f.sym_name.data}: mem={budget} bytes ({human_bytes(budget or 0)}) is too small; the "
+            f"smallest budget this function fits is {int(smallest)} bytes ({human_bytes(smallest)})")
+    apply_solution(problem, solution.choice)
+    return FunctionResult(problem, solution)
+
+
+def apply_solution(problem: GlobalProblem, choice: list[int]) -> None:
+    """Type every free argument and op result and set every signature as `choice` says."""
+    f = problem.function
+    for var, c in zip(problem.variables, choice, strict=True):
+        if var.kind == "arg":
+            arg = f.body.block.args[var.index]
+            assert isinstance(arg.type, GlobalTensorType)
+            Rewriter.replace_value_with_new_type(arg, arg.type.with_sbp(var.choices[c]))  # type: ignore[arg-type]
+            continue
+        op = var.anchor
+        ins, outs = var.choices[c]  # type: ignore[misc]
+        for r, nd in zip(op.results, outs, strict=True):
+            ty = r.type
+            assert isinstance(ty, GlobalTensorType)
+            if ty.nd_sbp is None:
+                Rewriter.replace_value_with_new_type(r, ty.with_sbp(nd))
+        op.attributes["sbp.signature"] = SignatureAttr(list(ins), list(outs))
+    for op in f.body.block.ops:
+        if isinstance(op, ToGlobalOp | BoxingOp | CollectiveOp):
+            check_explicit(op)
+    f.update_function_type()
+
+
+def infer_module_global(
+    module: ModuleOp, budget: int | None, cache: InferenceCache | None = None, pricer: Pricer | None = None,
+) -> list[FunctionResult]:
+    """rule=global on every function of `module`."""
+    cache = InferenceCache() if cache is None else cache
+    pricer = Pricer(cache.planner) if pricer is None else pricer
+    return [search_function(f, cache, pricer, budget) for f in functions(module)]
+
+
+def free_arguments(result: FunctionResult) -> dict[str, NdSbpAttr]:
+    """Each free argument's chosen ND-SBP, by its name (`%x`) or its position."""
+    f = result.problem.function
+    chosen: dict[str, NdSbpAttr] = {}
+    for var, c in zip(result.problem.variables, result.solution.choice, strict=True):
+        if var.kind == "arg":
+            arg = f.body.block.args[var.index]
+            chosen[f"%{arg.name_hint}" if arg.name_hint else str(var.index)] = var.choices[c]  # type: ignore[assignment]
+    return chosen

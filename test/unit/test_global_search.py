@@ -1,0 +1,166 @@
+"""infer-sbp{rule=global}: exactness against enumeration and HiGHS, the factor model against the
+independent evaluator `plan_objective`, never worse than the op-by-op rules, memory budgets, and
+plans that run on the simulator."""
+
+from __future__ import annotations
+
+import math
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+from xdsl.dialects.builtin import ModuleOp
+
+from sbpc import api
+from sbpc.passes.global_objective import PlanObjective, plan_objective
+from sbpc.passes.global_problem import Builder, GlobalProblem, Pricer
+from sbpc.passes.global_search import apply_solution, infer_module_global, parse_bytes
+from sbpc.passes.global_solver import FactorProblem, eliminate, solve_mip
+from sbpc.passes.infer_cache import InferenceCache
+from sbpc.passes.infer_sbp import InferSbpPass, functions, infer_module
+from sbpc.runtime.random_programs import hierarchy_of, random_program, with_free_args
+from sbpc.tools.sbp_run import run_captured
+
+SMALL_MESHES = {(2,), (3,), (2, 2)}
+
+
+def programs(count: int, max_ops: int, meshes: set[tuple[int, ...]], seed: int, free: bool = True):
+    """`count` (seed, text) pairs of random programs on `meshes`, with free arguments if `free`."""
+    rng = random.Random(seed)
+    found = 0
+    while found < count:
+        s = rng.randrange(2**32)
+        text = random_program(s, max_ops)
+        if hierarchy_of(text) not in meshes:
+            continue
+        found += 1
+        yield s, with_free_args(text, random.Random(s)) if free else text
+
+
+def parse(text: str) -> ModuleOp:
+    return api.parse(text).module
+
+
+def build(text: str, budget: float | None = None) -> tuple[GlobalProblem, FactorProblem]:
+    f = next(functions(parse(text)))
+    cache = InferenceCache()
+    problem = Builder(f, cache, Pricer(cache.planner), budget).build()
+    return problem, problem.factors()
+
+
+def enumerate_min(p: FactorProblem) -> float:
+    """The minimum over every combination of choices, on the full grid."""
+    n = len(p.unary)
+    total = np.full([len(u) for u in p.unary], p.constant)
+    for v, u in enumerate(p.unary):
+        shape = [1] * n
+        shape[v] = len(u)
+        total = total + u.reshape(shape)
+    for (u, v), t in p.pairs.items():
+        shape = [1] * n
+        shape[u], shape[v] = t.shape
+        total = total + t.reshape(shape)
+    return float(total.min())
+
+
+def close(a: float, b: float, rel: float = 1e-9) -> bool:
+    return abs(a - b) <= rel * max(abs(a), abs(b), 1e-30)
+
+
+def test_elimination_equals_enumeration_on_200_small_programs() -> None:
+    checked = 0
+    for seed, text in programs(400, 6, SMALL_MESHES, seed=13):
+        problem, factors = build(text)
+        if math.prod(len(u) for u in factors.unary) > 200_000:
+            continue
+        solution = eliminate(factors)
+        assert solution is not None
+        assert close(solution.objective, enumerate_min(factors)), (seed, text)
+        # The factors are the model: the chosen plan, written back and priced by plan_objective.
+        module = problem.function.parent_op()
+        apply_solution(problem, solution.choice)
+        assert close(plan_objective(module).total_s, solution.objective), (seed, text)
+        checked += 1
+        if checked == 200:
+            break
+    assert checked == 200
+
+
+def test_factor_model_matches_plan_objective_at_random_choices() -> None:
+    rng = random.Random(5)
+    for seed, text in programs(40, 6, SMALL_MESHES, seed=21):
+        problem, factors = build(text)
+        choice = [rng.randrange(len(u)) for u in factors.unary]
+        module = problem.function.parent_op()
+        apply_solution(problem, choice)
+        assert close(plan_objective(module).total_s, factors.value(choice)), (seed, text)
+
+
+def test_elimination_equals_highs_on_50_larger_dags() -> None:
+    for seed, text in programs(50, 40, SMALL_MESHES | {(2, 3)}, seed=17):
+        _, factors = build(text)
+        exact = eliminate(factors)
+        mip = solve_mip(factors)
+        assert exact is not None and mip is not None
+        assert mip.lower_bound <= exact.objective * (1 + 1e-9) + 1e-15, seed
+        assert close(exact.objective, mip.objective), (seed, exact.objective, mip.objective)
+
+
+def objective_of(text: str, rule: str) -> PlanObjective:
+    module = parse(text)
+    if rule == "global":
+        infer_module_global(module, None)
+    else:
+        infer_module(module, rule, keep_records=False)
+    return plan_objective(module)
+
+
+def test_never_worse_than_cost_or_oneflow() -> None:
+    for seed, text in programs(60, 12, SMALL_MESHES | {(2, 3)}, seed=29, free=False):
+        best = objective_of(text, "global").total_s
+        for rule in ("cost", "oneflow"):
+            other = objective_of(text, rule).total_s
+            assert best <= other * (1 + 1e-9), (seed, rule, best, other)
+
+
+def test_memory_budget_is_met_or_names_the_smallest_budget() -> None:
+    for seed, text in programs(12, 12, SMALL_MESHES, seed=31):
+        free = objective_of(text, "global")
+        budget = int(free.memory_bytes * 0.7)
+        module = parse(text)
+        try:
+            infer_module_global(module, budget)
+        except Exception as error:
+            message = str(error)
+            assert "is too small; the smallest budget this function fits is" in message, message
+            smallest = int(message.split("fits is ")[1].split(" bytes")[0])
+            assert smallest > budget
+            fitted = parse(text)
+            infer_module_global(fitted, smallest)
+            assert plan_objective(fitted).memory_bytes <= smallest
+            continue
+        got = plan_objective(module)
+        assert got.memory_bytes <= budget
+        assert got.total_s >= free.total_s * (1 - 1e-9)  # a budget can only cost time
+
+
+def test_mem_option() -> None:
+    assert parse_bytes("4096") == 4096
+    assert parse_bytes("64MiB") == 64 << 20
+    assert parse_bytes("1.5KiB") == 1536
+    assert InferSbpPass(rule="global", mem="2GiB").budget == 2 << 30
+    with pytest.raises(ValueError, match="option of rule=global only"):
+        InferSbpPass(rule="cost", mem="1MiB")
+    with pytest.raises(ValueError, match="is not a size"):
+        InferSbpPass(rule="global", mem="64MB")
+
+
+@pytest.mark.parametrize("index", range(8))
+def test_global_plans_run_on_the_simulator(tmp_path: Path, index: int) -> None:
+    seed, text = list(programs(8, 8, SMALL_MESHES, seed=37))[index]
+    path = tmp_path / "prog.mlir"
+    path.write_text(text)
+    code, output = run_captured(
+        [str(path), "--check", "--pipeline", "infer-sbp{rule=global},materialize-boxing,lower-boxing,spmdize"])
+    assert code == 0 and "check: OK" in output, f"seed {seed}\n{text}\n{output}"
