@@ -5,17 +5,15 @@ on the simulator and, for one block, on torch.distributed.
 
 Measured at this commit (bytes over all ranks; Megatron = 3,145,728 per block):
 
-| L | report rule=cost | executed rule=cost | report rule=oneflow | executed rule=oneflow |
-|---|---:|---:|---:|---:|
-| 1 | 2,359,296 | 3,145,728 | 7,274,496 | 8,060,928 |
-| 2 | 7,077,888 | 6,291,456 | 20,447,232 | 20,840,448 |
-| 4 | 16,515,072 | 12,582,912 | 46,792,704 | 46,399,488 |
+| L | rule=cost (report = executed) | rule=oneflow (report = executed) |
+|---|---:|---:|
+| 1 | 3,145,728 | 8,060,928 |
+| 2 | 6,291,456 | 20,840,448 |
+| 4 | 12,582,912 | 46,399,488 |
 
 The executed plan of `rule=cost` is exactly Megatron's volume (one reduce-scatter + all-gather pair
-per all-reduce). The report's total differs from what runs in two ways: it leaves out the final
-`sbp.to_global` (786,432 B), and it prices a boxing once per consumer where materialize-boxing
-inserts one per (value, target SBP) — from block 2 on, the LayerNorm output is all-gathered for each
-of the three QKV matmuls. So the report's bytes exceed Megatron's for L ≥ 2 (strict xfail below).
+per all-reduce). The report's total is what runs: one boxing per (value, target SBP), as
+materialize-boxing inserts them, plus the final `sbp.to_global`.
 """
 
 from __future__ import annotations
@@ -59,13 +57,16 @@ def test_the_generated_stack_is_the_stated_program() -> None:
         gpt_stack(1, GptDims(heads=7))
 
 
-@pytest.mark.parametrize(
-    "layers",
-    [1, pytest.param(2, marks=pytest.mark.xfail(strict=True, reason="report counts a shared boxing per consumer")),
-     pytest.param(4, marks=pytest.mark.xfail(strict=True, reason="report counts a shared boxing per consumer"))],
-)
+@pytest.mark.parametrize("layers", [1, 2, 4])
 def test_rule_cost_report_is_within_the_megatron_volume(layers: int) -> None:
-    assert report_bytes(layers, "cost") <= megatron_bytes(layers)
+    assert report_bytes(layers, "cost") == megatron_bytes(layers)
+
+
+@pytest.mark.parametrize("rule", ["cost", "oneflow"])
+def test_report_bytes_are_what_the_simulator_sends(rule: str) -> None:
+    program = sbpc.parse(gpt_stack(2), "gpt2.mlir")
+    result = sbpc.run(program, gpt_inputs(2), pipeline=PIPELINE.format(rule=rule))
+    assert report_bytes(2, rule) == result.bytes_sent
 
 
 @pytest.mark.parametrize("layers", [1, 2, 4])
