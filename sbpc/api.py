@@ -107,19 +107,22 @@ def compile(program: Program, pipeline: str = DEFAULT_PIPELINE) -> Program:
     return Program(compiled, program.source, session.positions, program.ctx)
 
 
-def report(program: Program, rule: str = "oneflow") -> dict[str, Any]:
-    """The `--sbp-report` of the program under `rule` (`oneflow`, `cost` or `global`), as the JSON form's dict."""
+def report(program: Program, rule: str = "oneflow", mem: int | None = None) -> dict[str, Any]:
+    """The `--sbp-report` of the program under `rule` (`oneflow`, `cost` or `global`), as the JSON form's
+    dict; `mem` is rule=global's per-device budget in bytes."""
     if rule not in REPORT_RULES:
         raise Error(f"error: unknown rule '{rule}' (allowed: {', '.join(REPORT_RULES)})")
     try:
-        return build_report(program.module, rule)  # built on clones: the program is left as it is
+        if mem is not None and rule != "global":
+            raise Error(f"error: mem is an option of rule=global only (got rule={rule})")
+        return build_report(program.module, rule, mem)  # built on clones: the program is left as it is
     except DiagnosticException as error:
         raise Error(error_diagnostic(error, program.source, program.positions, program.module).render()) from None
 
 
-def report_text(program: Program, rule: str = "oneflow", fmt: str = "text") -> str:
+def report_text(program: Program, rule: str = "oneflow", fmt: str = "text", mem: int | None = None) -> str:
     """`report` rendered as `sbp-opt --sbp-report[=json]` prints it."""
-    return render(report(program, rule), fmt)
+    return render(report(program, rule, mem), fmt)
 
 
 @dataclass
