@@ -141,3 +141,16 @@ def test_rule_global_with_free_weights_reports_compute_against_communication() -
     assert len(report["free_args"]) == 10
     result = sbpc.run(program, gpt_inputs(1), pipeline=global_pipeline("rule=global"))
     assert result.ok, result.mismatches
+
+
+@pytest.mark.parametrize("options", ["rule=global", "rule=global mem=3932160"])
+def test_free_block_runs_on_torch_under_rule_global(options: str, tmp_path: Path) -> None:
+    """Weights free: what the search decides (replicated, or within mem the batch split 8 ways and
+    one all-gather) runs on torch.distributed processes and matches the global reference."""
+    path = tmp_path / "gpt1_free.mlir"
+    path.write_text(gpt_stack(1, weights="free"))
+    inputs = save_inputs(str(tmp_path / "inputs"), 1)
+    code, out = run_captured([str(path), "--backend", "torch", "--check", "--inputs", inputs,
+                              "--pipeline", global_pipeline(options)])
+    assert code == 0, out
+    assert "check: OK" in out
