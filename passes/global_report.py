@@ -73,6 +73,7 @@ def _records(result: FunctionResult, differs: list[dict[str, Any]]) -> list[OpRe
         greedy = int(local.argmin())
         candidates = [Candidate(sig, 0.0, 0.0, float(cost) * US) for sig, cost in zip(var.choices, local, strict=True)]
         delta = float(local[chosen] - local[greedy])
+        compute_delta = float(var.compute[chosen] - var.compute[greedy])
         in_types: tuple[GlobalTensorType, ...] = tuple([o.type for o in op.operands])  # type: ignore[misc]
         record = OpRecord(op, Decision(candidates, var.choices[chosen], "", float(local[chosen]) * US),  # type: ignore[arg-type]
                           in_types, tuple([t.nd_sbp for t in in_types]))  # type: ignore[misc]
@@ -81,7 +82,9 @@ def _records(result: FunctionResult, differs: list[dict[str, Any]]) -> list[OpRe
             record.decision.reason = (f"whole-program optimum; locally {best} would be {delta * US:.3f} us cheaper, "
                                       "and the program dearer")
             differs.append({"op": record.description, "chosen": format_nd_sig(var.choices[chosen]),  # type: ignore[arg-type]
-                            "best_local": best, "local_extra_us": round(delta * US, 6)})
+                            "best_local": best, "local_extra_us": round(delta * US, 6),
+                            "compute_extra_us": round(compute_delta * US, 6),
+                            "comm_extra_us": round((delta - compute_delta) * US, 6)})
         else:
             record.decision.reason = "whole-program optimum (also the best local choice)"
         records.append(record)
@@ -102,5 +105,6 @@ def render_global(section: dict[str, Any]) -> list[str]:
     lines.extend(f"global: free argument {name} = {sbp}" for name, sbp in section["free_args"].items())
     for entry in section["differs"]:
         lines.append(f"global: op {entry['op']}: chose {entry['chosen']}; best local {entry['best_local']} is "
-                     f"{entry['local_extra_us']:.3f} us cheaper there")
+                     f"{entry['local_extra_us']:.3f} us cheaper there (compute {entry['compute_extra_us']:+.3f} us, "
+                     f"communication {entry['comm_extra_us']:+.3f} us)")
     return lines

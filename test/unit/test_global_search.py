@@ -164,3 +164,16 @@ def test_global_plans_run_on_the_simulator(tmp_path: Path, index: int) -> None:
     code, output = run_captured(
         [str(path), "--check", "--pipeline", "infer-sbp{rule=global},materialize-boxing,lower-boxing,spmdize"])
     assert code == 0 and "check: OK" in output, f"seed {seed}\n{text}\n{output}"
+
+
+def test_report_splits_what_each_differing_op_pays_locally() -> None:
+    """examples/gpt_block.mlir, weights free: the search keeps ops replicated on the tensor axis that
+    the greedy choice would split, paying compute there to avoid communication elsewhere; the report
+    says so per op, compute and communication apart, and the two add up to the local extra."""
+    path = Path(__file__).resolve().parents[2] / "examples" / "gpt_block.mlir"
+    section = api.report(api.parse(path.read_text(), str(path)), "global")["global"]
+    assert section["comm_s"] == 0.0 and section["differs"]
+    for entry in section["differs"]:
+        assert entry["local_extra_us"] > 0
+        assert entry["compute_extra_us"] + entry["comm_extra_us"] == pytest.approx(entry["local_extra_us"], abs=1e-6)
+    assert any(entry["compute_extra_us"] > 0 for entry in section["differs"])
