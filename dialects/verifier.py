@@ -3,21 +3,29 @@ placements, with each `sbp` op's verification memoised by value.
 
 Drivers verify a program after parsing and after every pass, and most ops of a program repeat one
 another (the same op on the same types, with the same properties and `sbp.signature`): after
-`--infer-sbp` a 10k-op program has a few hundred to a few thousand distinct ops. An op's
+`--infer-sbp` a 10k-op program has a few hundred to a few thousand distinct ops. An `sbp` op's
 verification — xDSL's IRDL checks (operand, result, property and attribute constraints, traits) and
-the op's own `verify_` (types against their placement, shapes, the collective's step) — reads only
-its name, its operand and result types, its properties and attributes, and the placements its types
-name, seen from its block. Those values are the memo key; an op equal to one already verified passes
-without repeating the work. Everything else `Operation.verify` checks depends on where the op
-stands (an erased operand, a block's last op that is no terminator), so those checks run for every
-op, and the ops to which they would apply (the last op of a block, ops with regions or successors)
-are never answered from the memo.
+`SbpOp.verify_` (types against their placement, shapes, the collective's step) — reads only its
+name, its operand and result types, its properties and attributes, and the placements its types
+name, seen from its block. Those values are the memo key (`key`): an op equal to one already
+verified passes without repeating the work. The rest of `Operation.verify` depends on where the
+op stands (an erased operand, a block's last op that is no terminator, regions, successors); ops
+to which any of it applies are never answered from the memo and are verified by xDSL in full.
+
+A second memo holds the IRDL checks alone, where they read less than the whole op: when every
+operand and result constraint of an op's definition tests only the class of a type (`base(...)`
+and unions of them, as all `sbp` ops' `TensorT`) and no trait has a verifier, those checks read
+the names of the types' classes, the operand and result counts, properties and attributes
+(`irdl_key`). An op that misses the first memo then runs only `SbpOp.verify_placed`, with the
+placements its block's ops share, looked up once per block (an `sbp` op is no symbol table, so
+the ops of a block see one). If anything fails, the op is verified again by `op.verify()`, which
+raises xDSL's own error.
 
 The walk is xDSL's (`Operation.verify`, `Region.verify`, `Block.verify`): nested ops first, every
-other op through its own `verify(verify_nested_ops=False)`. The memo is an explicit object: a
-driver run owns one (`tools/pipeline.Instrumentation`), bounded by `max_entries` (past it, it is
-cleared before the next entry), keyed by attribute values (hashed and compared by value), never by
-object identity.
+other op through its own `verify(verify_nested_ops=False)`. The memos are an explicit object: a
+driver run owns one (`tools/pipeline.Instrumentation`), bounded by `max_entries` (past it, both
+are cleared before the next entry), keyed by values (attributes hash and compare by value; the
+placements by a number the verifier gives each distinct placement value), never by identity.
 """
 
 from __future__ import annotations
@@ -27,35 +35,60 @@ from collections.abc import Hashable
 
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, ErasedSSAValue, Operation, Region
-from xdsl.traits import NoTerminator
+from xdsl.irdl import AnyOf, BaseAttr, EqIntConstraint, IRDLOperation, RangeLengthConstraint, RangeOf
+from xdsl.traits import NoTerminator, OpTrait
 from xdsl.utils.exceptions import VerifyException
 
-from sbpc.dialects.placement import lookup_placement_named, verify_signatures
+from sbpc.dialects.placement import PlacementOp, lookup_placement_named, verify_signatures
 from sbpc.dialects.sbp import GlobalTensorType
 from sbpc.dialects.sbp_ops import SbpOp
 
 
-class _BlockPlacements:
-    """The placements the ops of one block see, looked up once per name: the ops of a block share
-    their nearest symbol table (an `sbp` op is no symbol table), so one lookup answers them all.
-    Each is named in keys by the verifier's number for its value (its properties, which is all an
-    op's verification reads of it)."""
+def _tests_class_only(constraint: object) -> bool:
+    """Whether an operand/result constraint reads nothing of a type but its class (and the count)."""
+    if isinstance(constraint, RangeLengthConstraint):
+        return isinstance(constraint.length, EqIntConstraint) and _tests_class_only(constraint.constraint)
+    if isinstance(constraint, RangeOf):
+        return _tests_class_only(constraint.constr)
+    if isinstance(constraint, AnyOf):
+        return all(_tests_class_only(c) for c in constraint.attr_constrs)
+    return type(constraint) is BaseAttr
 
-    __slots__ = ("numbers", "verifier")
+
+def irdl_reads_classes_only(cls: type[IRDLOperation]) -> bool:
+    """Whether the IRDL checks of `cls` read of its operand and result types only their classes:
+    class-test constraints, no regions or successors, no trait with a verifier of its own."""
+    op_def = cls.get_irdl_definition()
+    return (
+        not op_def.regions and not op_def.successors
+        and all(_tests_class_only(d.constr) for _, d in (*op_def.operands, *op_def.results))
+        and all(type(t).verify is OpTrait.verify for t in op_def.traits)
+    )
+
+
+class _BlockPlacements:
+    """The placements the ops of one block see, looked up once per name, with the verifier's number
+    for each one's value (its properties: all an op's verification reads of it)."""
+
+    __slots__ = ("found", "verifier")
 
     def __init__(self, verifier: ProgramVerifier) -> None:
         self.verifier = verifier
-        self.numbers: dict[str, int | None] = {}
+        self.found: dict[str, tuple[PlacementOp, int] | None] = {}
 
-    def number(self, op: Operation, name: str) -> int | None:
-        """The number of placement @name's value seen from `op`, or None if there is no such
-        placement (the op's own verifier then reports it)."""
-        if name in self.numbers:
-            return self.numbers[name]
+    def lookup(self, op: Operation, name: str) -> tuple[PlacementOp, int] | None:
+        if name in self.found:
+            return self.found[name]
         placement = lookup_placement_named(op, name)
-        found = None if placement is None else self.verifier.value_number(tuple(placement.properties.items()))
-        self.numbers[name] = found
+        found = None
+        if placement is not None:
+            found = placement, self.verifier.value_number(tuple(placement.properties.items()))
+        self.found[name] = found
         return found
+
+    def placement(self, op: Operation, name: str) -> PlacementOp | None:
+        found = self.lookup(op, name)
+        return None if found is None else found[0]
 
 
 class ProgramVerifier:
@@ -64,15 +97,24 @@ class ProgramVerifier:
 
     def __init__(self, max_entries: int = 100_000):
         self.max_entries = max_entries
-        """The bound: with this many ops remembered, the memo is cleared before the next one."""
+        """The bound: with this many entries in a memo, both are cleared before the next one."""
         self.verified: set[Hashable] = set()
+        """`key`s of the ops verified."""
+        self.irdl_verified: set[Hashable] = set()
+        """`irdl_key`s of the ops whose IRDL checks passed."""
+        self._classes_only: dict[str, bool] = {}
         self._values: dict[Hashable, int] = {}
         self._numbers = itertools.count()
 
     def clear(self) -> None:
-        """Forget every op and placement value (handed-out numbers are never reused)."""
+        """Forget everything (handed-out placement numbers are never reused)."""
         self.verified = set()
+        self.irdl_verified = set()
+        self._classes_only = {}
         self._values = {}
+
+    def size(self) -> int:
+        return len(self.verified) + len(self.irdl_verified)
 
     def value_number(self, value: Hashable) -> int:
         """A small int per distinct placement value (keys hold it rather than the value's tree)."""
@@ -80,9 +122,6 @@ class ProgramVerifier:
         if found is None:
             found = self._values[value] = next(self._numbers)
         return found
-
-    def size(self) -> int:
-        return len(self.verified)
 
     def verify(self, module: ModuleOp) -> None:
         """Raise what `module.verify()` or `verify_signatures(module)` would raise, if anything."""
@@ -98,6 +137,11 @@ class ProgramVerifier:
             self._verify_region(region)
         op.verify(verify_nested_ops=False)
 
+    def _remember(self, memo: set[Hashable], key: Hashable) -> None:
+        if len(memo) >= self.max_entries:
+            self.clear()
+        memo.add(key)
+
     def _verify_region(self, region: Region) -> None:
         # As `Region.verify`.
         for block in region.blocks:
@@ -112,13 +156,23 @@ class ProgramVerifier:
             if op.parent is not block:
                 raise ValueError("Parent pointer of operation does not refer to containing region")
             key = self.key(op, placements)
-            if key is not None and key in self.verified:
+            if key is None:
+                self.verify_op(op)
                 continue
-            self.verify_op(op)
-            if key is not None:
-                if len(self.verified) >= self.max_entries:
-                    self.clear()
-                self.verified.add(key)
+            if key in self.verified:
+                continue
+            assert isinstance(op, SbpOp)
+            try:
+                irdl_key = self.irdl_key(op)
+                if irdl_key is None or irdl_key not in self.irdl_verified:
+                    type(op).get_irdl_definition().verify(op)
+                    if irdl_key is not None:
+                        self._remember(self.irdl_verified, irdl_key)
+                op.verify_placed(lambda name, op=op: placements.placement(op, name))
+            except VerifyException:
+                op.verify()  # raises xDSL's own error for this op
+                raise
+            self._remember(self.verified, key)
         if block.first_op is None:
             region = block.parent
             parent_op = None if region is None else region.parent
@@ -143,19 +197,33 @@ class ProgramVerifier:
                 return None
             operand_types.append(v.type)
         types = (*operand_types, *[r.type for r in op.results])
-        names: list[str] = []
+        numbers: list[int] = []
+        seen: list[str] = []
         for t in types:
             if type(t) is not GlobalTensorType:
                 return None  # per-rank types: the verifier reads placements named by properties
-            if t.placement_name not in names:
-                names.append(t.placement_name)
-        numbers = []
-        for name in names:
-            number = placements.number(op, name)
-            if number is None:
-                return None
-            numbers.append(number)
+            name = t.placement_name
+            if name not in seen:
+                seen.append(name)
+                found = placements.lookup(op, name)
+                if found is None:
+                    return None  # the op's own verifier reports the missing placement
+                numbers.append(found[1])
         return (
             op.name, types, len(operand_types), tuple(op.properties.items()), tuple(op.attributes.items()),
             tuple(numbers),
+        )
+
+    def irdl_key(self, op: Operation) -> Hashable | None:
+        """What the IRDL checks of `op` read when they test only type classes (see the module),
+        else None."""
+        classes_only = self._classes_only.get(op.name)
+        if classes_only is None:
+            assert isinstance(op, IRDLOperation)
+            classes_only = self._classes_only[op.name] = irdl_reads_classes_only(type(op))
+        if not classes_only:
+            return None
+        return (
+            op.name, tuple([v.type.name for v in op.operands]), tuple([r.type.name for r in op.results]),
+            tuple(op.properties.items()), tuple(op.attributes.items()),
         )
