@@ -88,10 +88,15 @@ class SbpOp(IRDLOperation, abc.ABC):
     (`dialects/verifier.py`) calls `verify_placed` in its place, with placements it looked up once."""
 
     def verify_(self) -> None:
-        self.verify_placed(lambda name: lookup_placement_named(self, name))
+        self.verify_placed(self._placement_of)
 
-    def verify_placed(self, placement_of: Callable[[str], PlacementOp | None]) -> None:
-        """`verify_`, finding each placement by name through `placement_of` (as seen from this op)."""
+    def _placement_of(self, name: str) -> tuple[PlacementOp, tuple[int, ...]] | None:
+        placement = lookup_placement_named(self, name)
+        return None if placement is None else (placement, placement.get_hierarchy())
+
+    def verify_placed(self, placement_of: Callable[[str], tuple[PlacementOp, tuple[int, ...]] | None]) -> None:
+        """`verify_`, finding each placement by name, with its hierarchy, through `placement_of` (as
+        seen from this op)."""
         operand_types = [v.type for v in self.operands]
         result_types = [r.type for r in self.results]
         types = operand_types + result_types
@@ -113,8 +118,7 @@ class SbpOp(IRDLOperation, abc.ABC):
         first = types[0]
         n_operands = len(operand_types)
         name = first.placement_name
-        placement = verify_global_type(self, first, "operand 0" if n_operands else "result 0", placement_of(name))
-        hierarchy = placement.get_hierarchy()
+        placement, hierarchy = self._placed(first, "operand 0" if n_operands else "result 0", placement_of)
         names_differ = False
         for j in range(1, len(types)):
             ty = types[j]
@@ -126,10 +130,21 @@ class SbpOp(IRDLOperation, abc.ABC):
             if same_name:
                 verify_global_type(self, ty, what, placement, hierarchy)
             else:
-                verify_global_type(self, ty, what, placement_of(ty.placement_name))
+                self._placed(ty, what, placement_of)
         if names_differ:
             self._verify_placement_names(operand_types, result_types)  # type: ignore[arg-type]
         self.verify_semantics()
+
+    def _placed(
+        self, ty: GlobalTensorType, what: str, placement_of: Callable[[str], tuple[PlacementOp, tuple[int, ...]] | None]
+    ) -> tuple[PlacementOp, tuple[int, ...]]:
+        """`ty`'s placement and hierarchy, after `verify_global_type` (which reports a missing one)."""
+        found = placement_of(ty.placement_name)
+        if found is None:
+            verify_global_type(self, ty, what)  # raises: unknown placement, or not a placement
+            raise AssertionError("unreachable")
+        verify_global_type(self, ty, what, *found)
+        return found
 
     ALLOWS_PLACEMENT_CHANGE: ClassVar[bool] = False
 

@@ -67,28 +67,29 @@ def irdl_reads_classes_only(cls: type[IRDLOperation]) -> bool:
 
 
 class _BlockPlacements:
-    """The placements the ops of one block see, looked up once per name, with the verifier's number
-    for each one's value (its properties: all an op's verification reads of it)."""
+    """The placements the ops of one block see, looked up once per name: each with its hierarchy
+    and the verifier's number for its value (its properties: all an op's verification reads of it)."""
 
     __slots__ = ("found", "verifier")
 
     def __init__(self, verifier: ProgramVerifier) -> None:
         self.verifier = verifier
-        self.found: dict[str, tuple[PlacementOp, int] | None] = {}
+        self.found: dict[str, tuple[PlacementOp, tuple[int, ...], int] | None] = {}
 
-    def lookup(self, op: Operation, name: str) -> tuple[PlacementOp, int] | None:
+    def lookup(self, op: Operation, name: str) -> tuple[PlacementOp, tuple[int, ...], int] | None:
         if name in self.found:
             return self.found[name]
         placement = lookup_placement_named(op, name)
         found = None
         if placement is not None:
-            found = placement, self.verifier.value_number(tuple(placement.properties.items()))
+            number = self.verifier.value_number(tuple(placement.properties.items()))
+            found = placement, placement.get_hierarchy(), number
         self.found[name] = found
         return found
 
-    def placement(self, op: Operation, name: str) -> PlacementOp | None:
+    def placement(self, op: Operation, name: str) -> tuple[PlacementOp, tuple[int, ...]] | None:
         found = self.lookup(op, name)
-        return None if found is None else found[0]
+        return None if found is None else found[:2]
 
 
 class ProgramVerifier:
@@ -208,7 +209,7 @@ class ProgramVerifier:
                 found = placements.lookup(op, name)
                 if found is None:
                     return None  # the op's own verifier reports the missing placement
-                numbers.append(found[1])
+                numbers.append(found[2])
         return (
             op.name, types, len(operand_types), tuple(op.properties.items()), tuple(op.attributes.items()),
             tuple(numbers),
