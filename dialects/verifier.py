@@ -15,8 +15,9 @@ to which any of it applies are never answered from the memo and are verified by 
 A second memo holds the IRDL checks alone, where they read less than the whole op: when every
 operand and result constraint of an op's definition tests only the class of a type (`base(...)`
 and unions of them, as all `sbp` ops' `TensorT`) and no trait has a verifier, those checks read
-the names of the types' classes, the operand and result counts, properties and attributes
-(`irdl_key`). An op that misses the first memo then runs only `SbpOp.verify_placed`, with the
+the names of the types' classes, the operand and result counts, the properties and the
+attributes the definition declares (`irdl_key`; discardable ones such as `sbp.signature` are not
+read). An op that misses the first memo then runs only `SbpOp.verify_placed`, with the
 placements its block's ops share, looked up once per block (an `sbp` op is no symbol table, so
 the ops of a block see one). If anything fails, the op is verified again by `op.verify()`, which
 raises xDSL's own error.
@@ -34,7 +35,7 @@ import itertools
 from collections.abc import Hashable
 
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Block, ErasedSSAValue, Operation, Region
+from xdsl.ir import Attribute, Block, ErasedSSAValue, Operation, Region
 from xdsl.irdl import AnyOf, BaseAttr, EqIntConstraint, IRDLOperation, RangeLengthConstraint, RangeOf
 from xdsl.traits import NoTerminator, OpTrait
 from xdsl.utils.exceptions import VerifyException
@@ -64,6 +65,18 @@ def irdl_reads_classes_only(cls: type[IRDLOperation]) -> bool:
         and all(_tests_class_only(d.constr) for _, d in (*op_def.operands, *op_def.results))
         and all(type(t).verify is OpTrait.verify for t in op_def.traits)
     )
+
+
+class _OpFacts:
+    """What the verifier needs to know of an op's definition, learnt once per op name."""
+
+    __slots__ = ("declared_attributes", "irdl_classes_only", "sbp")
+
+    def __init__(self, op: Operation):
+        self.sbp = isinstance(op, SbpOp)
+        self.irdl_classes_only = self.sbp and irdl_reads_classes_only(type(op))  # type: ignore[arg-type]
+        self.declared_attributes: tuple[str, ...] = (
+            tuple(type(op).get_irdl_definition().attributes) if self.sbp else ())  # type: ignore[attr-defined]
 
 
 class _BlockPlacements:
@@ -103,7 +116,7 @@ class ProgramVerifier:
         """`key`s of the ops verified."""
         self.irdl_verified: set[Hashable] = set()
         """`irdl_key`s of the ops whose IRDL checks passed."""
-        self._classes_only: dict[str, bool] = {}
+        self._facts: dict[str, _OpFacts] = {}
         self._values: dict[Hashable, int] = {}
         self._numbers = itertools.count()
 
@@ -111,7 +124,7 @@ class ProgramVerifier:
         """Forget everything (handed-out placement numbers are never reused)."""
         self.verified = set()
         self.irdl_verified = set()
-        self._classes_only = {}
+        self._facts = {}
         self._values = {}
 
     def size(self) -> int:
@@ -185,19 +198,22 @@ class ProgramVerifier:
                     "at least a terminator"
                 )
 
-    @staticmethod
-    def key(op: Operation, placements: _BlockPlacements) -> Hashable | None:
+    def key(self, op: Operation, placements: _BlockPlacements) -> Hashable | None:
         """Everything `op.verify()` reads of `op` and the placements it names, as values; None for
         an op the memo does not answer (not a global `sbp` op, or one whose verification depends on
         where it stands: the last op of its block, regions, successors, an erased operand)."""
-        if not isinstance(op, SbpOp) or op.next_op is None or op.regions or op.successors:
+        facts = self._facts.get(op.name)
+        if facts is None:
+            facts = self._facts[op.name] = _OpFacts(op)
+        if not facts.sbp or op.next_op is None or op.regions or op.successors:
             return None
-        operand_types = []
+        types: list[Attribute] = []
         for v in op.operands:
             if type(v) is ErasedSSAValue:
                 return None
-            operand_types.append(v.type)
-        types = (*operand_types, *[r.type for r in op.results])
+            types.append(v.type)
+        n_operands = len(types)
+        types.extend([r.type for r in op.results])
         numbers: list[int] = []
         seen: list[str] = []
         for t in types:
@@ -211,20 +227,19 @@ class ProgramVerifier:
                     return None  # the op's own verifier reports the missing placement
                 numbers.append(found[2])
         return (
-            op.name, types, len(operand_types), tuple(op.properties.items()), tuple(op.attributes.items()),
+            op.name, tuple(types), n_operands, tuple(op.properties.items()), tuple(op.attributes.items()),
             tuple(numbers),
         )
 
     def irdl_key(self, op: Operation) -> Hashable | None:
         """What the IRDL checks of `op` read when they test only type classes (see the module),
-        else None."""
-        classes_only = self._classes_only.get(op.name)
-        if classes_only is None:
-            assert isinstance(op, IRDLOperation)
-            classes_only = self._classes_only[op.name] = irdl_reads_classes_only(type(op))
-        if not classes_only:
+        else None: undeclared (discardable) attributes are not among them."""
+        facts = self._facts[op.name]
+        if not facts.irdl_classes_only:
             return None
+        attributes = op.attributes
         return (
             op.name, tuple([v.type.name for v in op.operands]), tuple([r.type.name for r in op.results]),
-            tuple(op.properties.items()), tuple(op.attributes.items()),
+            tuple(op.properties.items()),
+            tuple([(name, attributes.get(name)) for name in facts.declared_attributes]),
         )

@@ -256,7 +256,10 @@ def infer_op(
     for r, ty, want, nd in zip(op.results, out_types, required, decision.chosen[1], strict=True):
         if want is None:
             _retype(r, _result_type(cache, ty, nd))
-    op.attributes["sbp.signature"] = _signature(cache, decision.chosen)
+    signature = decision.signature
+    if signature is None:
+        signature = decision.signature = _signature(cache, decision.chosen)
+    op.attributes["sbp.signature"] = signature
     if records is not None:
         records.append(OpRecord(op, decision, in_types, tuple([info.nd_sbp for info in infos])))  # type: ignore[arg-type]
     return decision
