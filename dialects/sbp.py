@@ -219,7 +219,8 @@ class NdSbpAttr(ParametrizedAttribute):
     sbps: ArrayAttr[SbpAttr]
 
     def __hash__(self) -> int:
-        return _memo_hash(self)
+        found = self.__dict__.get("_hash")  # `_memo_hash`, its hit inlined (hashed per table use)
+        return _memo_hash(self) if found is None else found
 
     def __init__(self, sbps: Sequence[SbpAttr] | ArrayAttr[SbpAttr]):
         super().__init__(sbps if isinstance(sbps, ArrayAttr) else ArrayAttr(sbps))
@@ -293,7 +294,8 @@ class GlobalTensorType(ParametrizedAttribute, TypeAttribute):
     _NONE: ClassVar[NoneAttr] = NoneAttr()
 
     def __hash__(self) -> int:
-        return _memo_hash(self)
+        found = self.__dict__.get("_hash")  # `_memo_hash`, its hit inlined (hashed per table use)
+        return _memo_hash(self) if found is None else found
 
     def __init__(
         self,
@@ -472,7 +474,8 @@ class SignatureAttr(ParametrizedAttribute):
     outputs: ArrayAttr[NdSbpAttr | NoneAttr]
 
     def __hash__(self) -> int:
-        return _memo_hash(self)
+        found = self.__dict__.get("_hash")  # `_memo_hash`, its hit inlined (hashed per table use)
+        return _memo_hash(self) if found is None else found
 
     def __init__(
         self,

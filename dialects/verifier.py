@@ -121,10 +121,10 @@ class ProgramVerifier:
         self._numbers = itertools.count()
 
     def clear(self) -> None:
-        """Forget everything (handed-out placement numbers are never reused)."""
+        """Forget every op and placement value (handed-out placement numbers are never reused; what
+        was learnt of op definitions, one entry per op name, stays)."""
         self.verified = set()
         self.irdl_verified = set()
-        self._facts = {}
         self._values = {}
 
     def size(self) -> int:
@@ -173,7 +173,12 @@ class ProgramVerifier:
             if key is None:
                 self.verify_op(op)
                 continue
-            if key in self.verified:
+            # Added first, so that the key is hashed once; taken out again if the op fails.
+            if len(self.verified) >= self.max_entries:
+                self.clear()
+            known = len(self.verified)
+            self.verified.add(key)
+            if len(self.verified) == known:
                 continue
             assert isinstance(op, SbpOp)
             try:
@@ -184,9 +189,12 @@ class ProgramVerifier:
                         self._remember(self.irdl_verified, irdl_key)
                 op.verify_placed(lambda name, op=op: placements.placement(op, name))
             except VerifyException:
+                self.verified.discard(key)
                 op.verify()  # raises xDSL's own error for this op
                 raise
-            self._remember(self.verified, key)
+            except BaseException:
+                self.verified.discard(key)
+                raise
         if block.first_op is None:
             region = block.parent
             parent_op = None if region is None else region.parent
@@ -234,7 +242,9 @@ class ProgramVerifier:
     def irdl_key(self, op: Operation) -> Hashable | None:
         """What the IRDL checks of `op` read when they test only type classes (see the module),
         else None: undeclared (discardable) attributes are not among them."""
-        facts = self._facts[op.name]
+        facts = self._facts.get(op.name)
+        if facts is None:
+            facts = self._facts[op.name] = _OpFacts(op)
         if not facts.irdl_classes_only:
             return None
         attributes = op.attributes

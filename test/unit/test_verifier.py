@@ -65,6 +65,8 @@ def test_a_changed_property_is_verified_again() -> None:
         verifier.verify(module)
     assert str(caught.value) == reference_error(module)
     assert "result shape [4, 8] should be [8, 4]" in str(caught.value)
+    with pytest.raises(VerifyException, match="should be"):  # a failed op is not remembered as verified
+        verifier.verify(module)
 
 
 def test_an_op_mutated_after_verification_is_verified_again() -> None:
