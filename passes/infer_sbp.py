@@ -253,9 +253,9 @@ def infer_op(
         decision = cache.decisions[key] = _decide(
             op, rule, rule_name, model, cache, hierarchy, infos, in_types, op_key, in_keys, hint, required)  # type: ignore[arg-type]
     # 4. The retyped result: a result written with an SBP is one the candidates had to produce.
-    for r, ty, want, nd in zip(op.results, out_types, required, decision.chosen[1], strict=True):
+    for r, ty, shape, want, nd in zip(op.results, out_types, op_key[2], required, decision.chosen[1], strict=True):
         if want is None:
-            _retype(r, _result_type(cache, ty, nd))
+            _retype(r, _result_type(cache, ty, shape, nd))
     signature = decision.signature
     if signature is None:
         signature = decision.signature = _signature(cache, decision.chosen)
@@ -291,9 +291,14 @@ def _decide(
     return decision
 
 
-def _result_type(cache: InferenceCache, ty: GlobalTensorType, nd: NdSbpAttr) -> GlobalTensorType:
-    """`ty.with_sbp(nd)`, one object per distinct result type (attribute construction verifies)."""
-    key = (ty, nd)
+def _result_type(
+    cache: InferenceCache, ty: GlobalTensorType, shape: tuple[int, ...], nd: NdSbpAttr
+) -> GlobalTensorType:
+    """`ty.with_sbp(nd)`, one object per distinct result type (attribute construction verifies).
+    Keyed by `ty`'s parameters as plain values (its shape is `shape`; its placement a flat symbol,
+    as its verifier requires): results parsed apart are distinct objects, and comparing two equal
+    types walks every parameter."""
+    key = (shape, ty.element_type, ty.placement_name, ty.layout, nd)
     found = cache.result_types.get(key)
     if found is None:
         found = cache.result_types[key] = ty.with_sbp(nd)
