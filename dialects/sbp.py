@@ -295,7 +295,12 @@ class GlobalTensorType(ParametrizedAttribute, TypeAttribute):
 
     def __hash__(self) -> int:
         found = self.__dict__.get("_hash")  # `_memo_hash`, its hit inlined (hashed per table use)
-        return _memo_hash(self) if found is None else found
+        if found is None:
+            # xDSL hashes an attribute by its parameters alone, and the float types have none: f16
+            # and f32 tensors of one shape and SBP would collide (and be compared in full at every
+            # table lookup) without the element type's name.
+            found = self.__dict__["_hash"] = hash((self.parameters, self.element_type.name))
+        return found
 
     def __init__(
         self,

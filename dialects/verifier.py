@@ -23,10 +23,11 @@ the ops of a block see one). If anything fails, the op is verified again by `op.
 raises xDSL's own error.
 
 The walk is xDSL's (`Operation.verify`, `Region.verify`, `Block.verify`): nested ops first, every
-other op through its own `verify(verify_nested_ops=False)`. The memos are an explicit object: a
-driver run owns one (`tools/pipeline.Instrumentation`), bounded by `max_entries` (past it, both
-are cleared before the next entry), keyed by values (attributes hash and compare by value; the
-placements by a number the verifier gives each distinct placement value), never by identity.
+other op through its own `verify(verify_nested_ops=False)`. The memos are an explicit object,
+owned by whoever verifies (`tools/pipeline.verify_program`: one per verification), bounded by
+`max_entries` (past it, both are cleared before the next entry), keyed by values (attributes hash
+and compare by value; placements by a number the verifier gives each distinct placement value),
+never by identity.
 """
 
 from __future__ import annotations
@@ -234,10 +235,16 @@ class ProgramVerifier:
                 if found is None:
                     return None  # the op's own verifier reports the missing placement
                 numbers.append(found[2])
-        return (
-            op.name, tuple(types), n_operands, tuple(op.properties.items()), tuple(op.attributes.items()),
-            tuple(numbers),
-        )
+        # One flat tuple (the counts make it unambiguous): the memo keeps every key, and nested
+        # tuples would multiply the long-lived objects the garbage collector walks.
+        properties, attributes = op.properties, op.attributes
+        key: list[object] = [op.name, n_operands, len(types) - n_operands, len(properties), len(attributes), *types]
+        for name, value in properties.items():
+            key += (name, value)
+        for name, value in attributes.items():
+            key += (name, value)
+        key += numbers
+        return tuple(key)
 
     def irdl_key(self, op: Operation) -> Hashable | None:
         """What the IRDL checks of `op` read when they test only type classes (see the module),

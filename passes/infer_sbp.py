@@ -147,6 +147,9 @@ def infer_function(
     if not ops or any(op.regions for op in ops):  # nested regions: visit every op inside
         ops = list(f.body.walk())
     placements = _Placements(f.body.blocks[0] if f.body.blocks else None, model)
+    for arg in f.body.block.args if f.body.blocks else ():  # read first: equal result types share their objects
+        if isinstance(arg.type, GlobalTensorType):
+            cache.type_info(arg.type)
     for op in ops:
         found = op.get_trait(SbpRule)
         if found is not None:
@@ -297,11 +300,14 @@ def _result_type(
     """`ty.with_sbp(nd)`, one object per distinct result type (attribute construction verifies).
     Keyed by `ty`'s parameters as plain values (its shape is `shape`; its placement a flat symbol,
     as its verifier requires): results parsed apart are distinct objects, and comparing two equal
-    types walks every parameter."""
+    types walks every parameter. An equal type the cache has already read (say, a function
+    argument's) lends its object, so later lookups of either find it by identity."""
     key = (shape, ty.element_type, ty.placement_name, ty.layout, nd)
     found = cache.result_types.get(key)
     if found is None:
-        found = cache.result_types[key] = ty.with_sbp(nd)
+        made = ty.with_sbp(nd)
+        known = cache.types.get(made)
+        found = cache.result_types[key] = made if known is None else known.ty
     return found
 
 

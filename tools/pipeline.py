@@ -131,10 +131,12 @@ def parse_pipeline_spec(specs: Sequence[str], callback: Callback) -> PassPipelin
     return PassPipeline(tuple(built), callback)
 
 
-def verify_program(module: ModuleOp, verifier: ProgramVerifier | None = None) -> None:
-    """Verify every op, then every function signature against its placements (through `verifier`,
-    whose memo a driver run shares between its verifications, else a fresh one)."""
-    (ProgramVerifier() if verifier is None else verifier).verify(module)
+def verify_program(module: ModuleOp) -> None:
+    """Verify every op, then every function signature against its placements (`module.verify()` and
+    `verify_signatures`, each distinct op verified once: `ProgramVerifier`). The memo lives for one
+    verification: a pass retypes what it touches, so the next one would find few of its keys, and
+    the keys it kept would only add to the objects the garbage collector walks."""
+    ProgramVerifier().verify(module)
 
 
 def reject_per_rank(module: ModuleOp, needing: str) -> None:
@@ -151,16 +153,13 @@ def reject_per_rank(module: ModuleOp, needing: str) -> None:
             )
 
 
-def checking_callback(verify: bool, verifier: ProgramVerifier | None = None) -> Callback:
-    """Run between passes: verify what the previous pass produced (unless `verify` is off; through
-    `verifier`, else one the callback owns), and let no pass that reads the global program start on a
-    per-rank one."""
-    if verifier is None:
-        verifier = ProgramVerifier()
+def checking_callback(verify: bool) -> Callback:
+    """Run between passes: verify what the previous pass produced (unless `verify` is off), and let no
+    pass that reads the global program start on a per-rank one."""
 
     def between(previous: ModulePass | None, module: ModuleOp, following: ModulePass | None) -> None:
         if previous is not None and verify:
-            verify_program(module, verifier)
+            verify_program(module)
         if following is not None and following.name in NEEDS_GLOBAL_PROGRAM:
             reject_per_rank(module, following.name)
 
@@ -180,13 +179,11 @@ class Instrumentation:
     generic: bool = False
     # Seconds per timed phase in first-run order: "Parser", each pipeline position, "Output".
     times: dict[str, float] = dataclasses.field(default_factory=dict)
-    # The verifications of the run (after parsing, after every pass) share its memo.
-    verifier: ProgramVerifier = dataclasses.field(default_factory=ProgramVerifier)
     _position: int = 0
     _started: float = 0.0
 
     def __post_init__(self) -> None:
-        self._check = checking_callback(self.verify, self.verifier)
+        self._check = checking_callback(self.verify)
 
     def record(self, name: str, seconds: float) -> None:
         self.times[name] = self.times.get(name, 0.0) + seconds

@@ -246,7 +246,7 @@ class SbpOptMain(xDSLOptMain):
             started = time.perf_counter()
             module = parser.parse_module(not self.args.no_implicit_module)
             if not self.args.disable_verify:
-                verify_program(module, self.instrumentation.verifier)
+                verify_program(module)
             self.instrumentation.record("Parser", time.perf_counter() - started)
             if self.args.sbp_report is not None:
                 reject_per_rank(module, "--sbp-report")
