@@ -537,3 +537,19 @@ class SignatureAttr(ParametrizedAttribute):
             return ", ".join(e.short_str() if isinstance(e, NdSbpAttr) else "?" for e in entries.data)
 
         return f"{text(self.inputs)} -> {text(self.outputs)}"
+
+
+class SbpPrinter(Printer):
+    """xDSL's printer, writing `!sbp.tensor` types and `#sbp.sig` attributes from the text they keep
+    (`parameters_text`) in one piece: the generic `print_attribute` tests every attribute against five
+    abstract classes and writes it in three pieces, for the several types and the signature of every
+    op. The text is the same (`test/unit/test_verifier.py` compares whole modules)."""
+
+    def print_attribute(self, attribute: Attribute) -> None:
+        kind = type(attribute)
+        if kind is GlobalTensorType:
+            self.print_string("!sbp.tensor" + attribute.parameters_text)  # type: ignore[attr-defined]
+        elif kind is SignatureAttr:
+            self.print_string("#sbp.sig" + attribute.parameters_text)  # type: ignore[attr-defined]
+        else:
+            super().print_attribute(attribute)

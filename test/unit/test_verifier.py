@@ -1,4 +1,5 @@
-"""`ProgramVerifier`: the drivers' verification with each `sbp` op's verification memoised by value.
+"""`ProgramVerifier`: the drivers' verification with each `sbp` op's verification memoised by value
+(and `SbpPrinter`, the drivers' printer: the same text as xDSL's).
 
 It must reject exactly what `module.verify()` + `verify_signatures` reject: an op equal in every
 value to a verified one passes, an op that differs in any value the verification reads (a type, a
@@ -7,6 +8,7 @@ property, the placement its types name) is verified again, and the memo is bound
 from __future__ import annotations
 
 import ast
+import io
 from pathlib import Path
 
 import pytest
@@ -14,10 +16,13 @@ from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, i64
 from xdsl.parser import Parser
+from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
 from sbpc.dialects import sbp_ops
+from sbpc.dialects.sbp import SbpPrinter
 from sbpc.dialects.verifier import ProgramVerifier, irdl_reads_classes_only
+from sbpc.passes.infer_sbp import InferSbpPass
 from sbpc.tools.sbp_opt import register_dialects
 
 _CTX = Context()
@@ -144,3 +149,21 @@ def test_only_sbp_op_defines_verify_() -> None:
             if any(isinstance(f, ast.FunctionDef) and f.name == "verify_" for f in cls.body):
                 defining.append(cls.name)
     assert defining == ["SbpOp"]
+
+
+@pytest.mark.parametrize("example", ["seed.mlir", "mlp_tp.mlir", "transformer_block.mlir", "fmod.mlir"])
+@pytest.mark.parametrize("generic", [False, True])
+def test_sbp_printer_prints_what_xdsl_prints(example: str, generic: bool) -> None:
+    """`SbpPrinter` (sbp-opt's output) writes sbp types and signatures in one piece: the same text."""
+    root = Path(__file__).resolve().parents[2]
+    module = parse((root / "examples" / example).read_text(encoding="utf-8"))
+    for _ in range(2):  # as parsed, then typed by infer-sbp
+        texts = []
+        for cls in (Printer, SbpPrinter):
+            out = io.StringIO()
+            cls(stream=out, print_generic_format=generic).print_op(module)
+            texts.append(out.getvalue())
+        assert texts[0] == texts[1]
+        assert "!sbp.tensor<" in texts[0]
+        InferSbpPass().apply(_CTX, module)
+    assert "#sbp.sig<" in texts[1]
