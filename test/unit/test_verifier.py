@@ -14,12 +14,14 @@ from pathlib import Path
 import pytest
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, i64
+from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, SymbolRefAttr, i64
 from xdsl.parser import Parser
 from xdsl.printer import Printer
+from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import VerifyException
 
 from sbpc.dialects import sbp_ops
+from sbpc.dialects.placement import PlacementOp, lookup_placement_named
 from sbpc.dialects.sbp import SbpPrinter
 from sbpc.dialects.verifier import ProgramVerifier, irdl_reads_classes_only
 from sbpc.passes.infer_sbp import InferSbpPass
@@ -167,3 +169,20 @@ def test_sbp_printer_prints_what_xdsl_prints(example: str, generic: bool) -> Non
         assert "!sbp.tensor<" in texts[0]
         InferSbpPass().apply(_CTX, module)
     assert "#sbp.sig<" in texts[1]
+
+
+def test_lookup_placement_named_is_the_symbol_table_lookup() -> None:
+    """The placement lookup scans the nearest symbol table itself (no `SymbolRefAttr` built): for every
+    name it answers what `SymbolTable.lookup_symbol` finds, when that is a placement, else None."""
+    module = program(relus(1))
+    f = next(op for op in module.ops if isinstance(op, func.FuncOp))
+    relu = next(iter(f.body.block.ops))
+    for name in ("p", "f", "nope"):
+        found = SymbolTable.lookup_symbol(relu, name)
+        expected = found if isinstance(found, PlacementOp) else None
+        assert lookup_placement_named(relu, name) is expected
+        assert lookup_placement_named(relu, SymbolRefAttr(name)) is expected
+    assert lookup_placement_named(relu, "p") is not None
+    assert lookup_placement_named(relu, "f") is None  # a func.func, not a placement
+    detached = sbp_ops.ReluOp.create(operands=[], result_types=[])
+    assert lookup_placement_named(detached, "p") is None  # no symbol table above it
