@@ -196,14 +196,31 @@ def lookup_placement(op: Operation, ty: GlobalTensorType) -> PlacementOp | None:
 
 
 def lookup_placement_named(op: Operation, name: str | SymbolRefAttr) -> PlacementOp | None:
-    """The `sbp.placement` named `name`, seen from `op`."""
-    try:
-        found = SymbolTable.lookup_symbol(op, name)
-    except ValueError:  # no symbol table above `op`
+    """The `sbp.placement` named `name`, seen from `op`: `SymbolTable.lookup_symbol` (the first
+    symbol of that name in the nearest symbol table around `op`), if it is a placement. A flat name
+    is looked up here without building a `SymbolRefAttr` (building one runs its verifier)."""
+    if isinstance(name, SymbolRefAttr):
+        if name.nested_references.data:
+            try:
+                found = SymbolTable.lookup_symbol(op, name)
+            except ValueError:  # no symbol table above `op`
+                return None
+            return found if isinstance(found, PlacementOp) else None
+        name = name.root_reference.data
+    table: Operation | None = op
+    while table is not None and not table.has_trait(SymbolTable):
+        table = table.parent_op()
+    if table is None:
         return None
-    return found if isinstance(found, PlacementOp) else None
-
-
+    for o in table.regions[0].block.ops:
+        if type(o) is PlacementOp:  # the common case, without the trait query
+            if o.sym_name.data == name:
+                return o
+            continue
+        symbol = o.get_trait(SymbolOpInterface)
+        if symbol is not None and (sym_name := symbol.get_sym_attr_name(o)) is not None and sym_name.data == name:
+            return o if isinstance(o, PlacementOp) else None
+    return None
 
 
 def _unknown(anchor: Operation, name: str) -> str:

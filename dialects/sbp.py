@@ -220,7 +220,8 @@ class NdSbpAttr(ParametrizedAttribute):
     sbps: ArrayAttr[SbpAttr]
 
     def __hash__(self) -> int:
-        return _memo_hash(self)
+        found = self.__dict__.get("_hash")  # `_memo_hash`, its hit inlined (hashed per table use)
+        return _memo_hash(self) if found is None else found
 
     def __init__(self, sbps: Sequence[SbpAttr] | ArrayAttr[SbpAttr]):
         super().__init__(sbps if isinstance(sbps, ArrayAttr) else ArrayAttr(sbps))
@@ -339,7 +340,13 @@ class GlobalTensorType(ParametrizedAttribute, TypeAttribute):
     _NONE: ClassVar[NoneAttr] = NoneAttr()
 
     def __hash__(self) -> int:
-        return _memo_hash(self)
+        found = self.__dict__.get("_hash")  # `_memo_hash`, its hit inlined (hashed per table use)
+        if found is None:
+            # xDSL hashes an attribute by its parameters alone, and the float types have none: f16
+            # and f32 tensors of one shape and SBP would collide (and be compared in full at every
+            # table lookup) without the element type's name.
+            found = self.__dict__["_hash"] = hash((self.parameters, self.element_type.name))
+        return found
 
     def __init__(
         self,
@@ -524,7 +531,8 @@ class SignatureAttr(ParametrizedAttribute):
     outputs: ArrayAttr[NdSbpAttr | NoneAttr]
 
     def __hash__(self) -> int:
-        return _memo_hash(self)
+        found = self.__dict__.get("_hash")  # `_memo_hash`, its hit inlined (hashed per table use)
+        return _memo_hash(self) if found is None else found
 
     def __init__(
         self,
@@ -581,3 +589,19 @@ class SignatureAttr(ParametrizedAttribute):
             return ", ".join(e.short_str() if isinstance(e, NdSbpAttr) else "?" for e in entries.data)
 
         return f"{text(self.inputs)} -> {text(self.outputs)}"
+
+
+class SbpPrinter(Printer):
+    """xDSL's printer, writing `!sbp.tensor` types and `#sbp.sig` attributes from the text they keep
+    (`parameters_text`) in one piece: the generic `print_attribute` tests every attribute against five
+    abstract classes and writes it in three pieces, for the several types and the signature of every
+    op. The text is the same (`test/unit/test_verifier.py` compares whole modules)."""
+
+    def print_attribute(self, attribute: Attribute) -> None:
+        kind = type(attribute)
+        if kind is GlobalTensorType:
+            self.print_string("!sbp.tensor" + attribute.parameters_text)  # type: ignore[attr-defined]
+        elif kind is SignatureAttr:
+            self.print_string("#sbp.sig" + attribute.parameters_text)  # type: ignore[attr-defined]
+        else:
+            super().print_attribute(attribute)

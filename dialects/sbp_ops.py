@@ -8,7 +8,7 @@ sees which value is wrong without reading generic IR.
 from __future__ import annotations
 
 import abc
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import ClassVar
 
 from xdsl.dialects.builtin import (
@@ -39,7 +39,7 @@ from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
 from sbpc.dialects.flops import MatmulFlops, PerElement
-from sbpc.dialects.placement import PlacementOp, check_placed_type
+from sbpc.dialects.placement import PlacementOp, check_placed_type, lookup_placement_named
 from sbpc.dialects.sbp import (
     GlobalTensorType,
     ReduceKind,
@@ -84,9 +84,20 @@ def verify_global_type(
 
 
 class SbpOp(IRDLOperation, abc.ABC):
-    """Base of the ops on global tensors: common type/placement checks, then `verify_semantics`."""
+    """Base of the ops on global tensors: common type/placement checks, then `verify_semantics`.
+    Ops customise `verify_semantics` / `verify_local`, never `verify_` itself: a verifier of many ops
+    (`dialects/verifier.py`) calls `verify_placed` in its place, with placements it looked up once."""
 
     def verify_(self) -> None:
+        self.verify_placed(self._placement_of)
+
+    def _placement_of(self, name: str) -> tuple[PlacementOp, tuple[int, ...]] | None:
+        placement = lookup_placement_named(self, name)
+        return None if placement is None else (placement, placement.get_hierarchy())
+
+    def verify_placed(self, placement_of: Callable[[str], tuple[PlacementOp, tuple[int, ...]] | None]) -> None:
+        """`verify_`, finding each placement by name, with its hierarchy, through `placement_of` (as
+        seen from this op)."""
         operand_types = [v.type for v in self.operands]
         result_types = [r.type for r in self.results]
         types = operand_types + result_types
@@ -101,15 +112,14 @@ class SbpOp(IRDLOperation, abc.ABC):
                 self.verify_local()
                 return
         # Operands and results mostly share one placement, and after inference often one type
-        # object: the placement is looked up once per op (a symbol lookup walks up to the
-        # module), each type object checked once.
+        # object: the placement is looked up once per op, each type object checked once.
         if not types:
             self.verify_semantics()
             return
         first = types[0]
         n_operands = len(operand_types)
-        placement = verify_global_type(self, first, "operand 0" if n_operands else "result 0")
-        name, hierarchy = first.placement_name, placement.get_hierarchy()
+        name = first.placement_name
+        placement, hierarchy = self._placed(first, "operand 0" if n_operands else "result 0", placement_of)
         names_differ = False
         for j in range(1, len(types)):
             ty = types[j]
@@ -121,10 +131,21 @@ class SbpOp(IRDLOperation, abc.ABC):
             if same_name:
                 verify_global_type(self, ty, what, placement, hierarchy)
             else:
-                verify_global_type(self, ty, what)
+                self._placed(ty, what, placement_of)
         if names_differ:
             self._verify_placement_names(operand_types, result_types)  # type: ignore[arg-type]
         self.verify_semantics()
+
+    def _placed(
+        self, ty: GlobalTensorType, what: str, placement_of: Callable[[str], tuple[PlacementOp, tuple[int, ...]] | None]
+    ) -> tuple[PlacementOp, tuple[int, ...]]:
+        """`ty`'s placement and hierarchy, after `verify_global_type` (which reports a missing one)."""
+        found = placement_of(ty.placement_name)
+        if found is None:
+            verify_global_type(self, ty, what)  # raises: unknown placement, or not a placement
+            raise AssertionError("unreachable")
+        verify_global_type(self, ty, what, *found)
+        return found
 
     ALLOWS_PLACEMENT_CHANGE: ClassVar[bool] = False
 

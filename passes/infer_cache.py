@@ -176,7 +176,7 @@ class InferenceCache:
         self.shared_decisions: dict[tuple[object, ...], Any] = {}
         """Decisions of unconstrained ops by (candidate list serial, input keys, rule): the choice
         reads nothing else, so ops of different kinds with one list share it."""
-        self.result_types: dict[tuple[GlobalTensorType, NdSbpAttr], GlobalTensorType] = {}
+        self.result_types: dict[tuple[object, ...], GlobalTensorType] = {}
         self.signatures: dict[tuple[tuple[NdSbpAttr, ...], tuple[NdSbpAttr, ...]], Attribute] = {}
         self.nd_ids: dict[NdSbpAttr, int] = {}
         self.types: dict[GlobalTensorType, TypeInfo] = {}

@@ -174,6 +174,9 @@ def infer_function(
     if not ops or any(op.regions for op in ops):  # nested regions: visit every op inside
         ops = list(f.body.walk())
     placements = _Placements(f.body.blocks[0] if f.body.blocks else None, model)
+    for arg in f.body.block.args if f.body.blocks else ():  # read first: equal result types share their objects
+        if isinstance(arg.type, GlobalTensorType):
+            cache.type_info(arg.type)
     for op in ops:
         found = op.get_trait(SbpRule)
         if found is not None:
@@ -281,10 +284,13 @@ def infer_op(
         decision = cache.decisions[key] = _decide(
             op, rule, rule_name, model, cache, hierarchy, infos, in_types, op_key, in_keys, hint, required)  # type: ignore[arg-type]
     # 4. The retyped result: a result written with an SBP is one the candidates had to produce.
-    for r, ty, want, nd in zip(op.results, out_types, required, decision.chosen[1], strict=True):
+    for r, ty, shape, want, nd in zip(op.results, out_types, op_key[2], required, decision.chosen[1], strict=True):
         if want is None:
-            _retype(r, _result_type(cache, ty, nd))
-    op.attributes["sbp.signature"] = _signature(cache, decision.chosen)
+            _retype(r, _result_type(cache, ty, shape, nd))
+    signature = decision.signature
+    if signature is None:
+        signature = decision.signature = _signature(cache, decision.chosen)
+    op.attributes["sbp.signature"] = signature
     if records is not None:
         records.append(OpRecord(op, decision, in_types, tuple([info.nd_sbp for info in infos])))  # type: ignore[arg-type]
     return decision
@@ -316,12 +322,20 @@ def _decide(
     return decision
 
 
-def _result_type(cache: InferenceCache, ty: GlobalTensorType, nd: NdSbpAttr) -> GlobalTensorType:
-    """`ty.with_sbp(nd)`, one object per distinct result type (attribute construction verifies)."""
-    key = (ty, nd)
+def _result_type(
+    cache: InferenceCache, ty: GlobalTensorType, shape: tuple[int, ...], nd: NdSbpAttr
+) -> GlobalTensorType:
+    """`ty.with_sbp(nd)`, one object per distinct result type (attribute construction verifies).
+    Keyed by `ty`'s parameters as plain values (its shape is `shape`; its placement a flat symbol,
+    as its verifier requires): results parsed apart are distinct objects, and comparing two equal
+    types walks every parameter. An equal type the cache has already read (say, a function
+    argument's) lends its object, so later lookups of either find it by identity."""
+    key = (shape, ty.element_type, ty.placement_name, ty.layout, nd)
     found = cache.result_types.get(key)
     if found is None:
-        found = cache.result_types[key] = ty.with_sbp(nd)
+        made = ty.with_sbp(nd)
+        known = cache.types.get(made)
+        found = cache.result_types[key] = made if known is None else known.ty
     return found
 
 

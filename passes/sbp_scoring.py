@@ -17,6 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 
+from xdsl.ir import Attribute
+
 from sbpc.dialects.sbp import GlobalTensorType, NdSbpAttr, PartialAttr
 from sbpc.dialects.signatures import NdSig
 from sbpc.passes.cost_model import CommModel, PlannerCache, local_elements, step_time, transition_time
@@ -66,6 +68,9 @@ class Decision(_Deferred):
     chosen: NdSig
     reason: str
     _comm: float | Callable[[], float]
+    signature: Attribute | None = None
+    """The `#sbp.sig` attribute of `chosen`, kept by `infer-sbp` once built or found (every op given
+    this decision gets that one attribute)."""
 
     @property
     def candidates(self) -> list[Candidate]:

@@ -22,7 +22,7 @@ from xdsl.utils.arg_spec import ArgSpec, parse_pipeline
 from xdsl.utils.exceptions import ArgSpecParseError
 
 from sbpc.dialects.errors import OpError
-from sbpc.dialects.placement import verify_signatures
+from sbpc.dialects.verifier import ProgramVerifier
 from sbpc.lowering.registry import get_lowering_passes
 from sbpc.passes.registry import NEEDS_GLOBAL_PROGRAM, get_all_passes
 
@@ -138,9 +138,11 @@ def parse_pipeline_spec(specs: Sequence[str], callback: Callback) -> PassPipelin
 
 
 def verify_program(module: ModuleOp) -> None:
-    """Verify every op, then every function signature against its placements."""
-    module.verify()
-    verify_signatures(module)
+    """Verify every op, then every function signature against its placements (`module.verify()` and
+    `verify_signatures`, each distinct op verified once: `ProgramVerifier`). The memo lives for one
+    verification: a pass retypes what it touches, so the next one would find few of its keys, and
+    the keys it kept would only add to the objects the garbage collector walks."""
+    ProgramVerifier().verify(module)
 
 
 def reject_per_rank(module: ModuleOp, needing: str) -> None:

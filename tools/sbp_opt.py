@@ -19,20 +19,23 @@ the run (exit 1), as in mlir-opt.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 import time
 import traceback
 from collections.abc import Sequence
-from typing import Any
+from typing import IO, Any
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.targets import Target
+from xdsl.targets.mlir import MLIRTarget
 from xdsl.tools.command_line_tool import CommandLineTool
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
 from xdsl.xdsl_opt_main import VersionAction, xDSLOptMain
 
 from sbpc import __version__
+from sbpc.dialects.sbp import SbpPrinter
 from sbpc.tools.diagnostics import (
     DecodeError,
     Diagnostic,
@@ -150,6 +153,26 @@ _SWITCHES: tuple[tuple[tuple[str, ...], str, str], ...] = (
 )
 
 
+@dataclasses.dataclass(frozen=True)
+class SbpMLIRTarget(MLIRTarget):
+    """xDSL's MLIR output, through `SbpPrinter` (the same text, sbp types and signatures written from
+    the text they keep); with syntax highlighting, xDSL's own."""
+
+    def emit(self, ctx: Context, module: ModuleOp, output: IO[str]) -> None:
+        if self.syntax_highlight:
+            super().emit(ctx, module, output)
+            return
+        printer = SbpPrinter(
+            stream=output,
+            print_generic_format=self.print_generic_format,
+            print_properties_as_attributes=self.print_properties_as_attributes,
+            print_debuginfo=self.print_debuginfo,
+        )
+        printer.print_op(module)
+        printer.print_metadata(ctx.loaded_dialects)
+        print("\n", file=output)
+
+
 class SbpOptMain(xDSLOptMain):
     """xDSL's opt driver with the sbp dialect, one flag per pass and located diagnostics."""
 
@@ -166,9 +189,7 @@ class SbpOptMain(xDSLOptMain):
         # Only the MLIR printer: xDSL's other targets (llvm, riscv-asm, wgsl, ...) need dialects and
         # lowerings an sbp program never reaches, so offering them would only end in a crash.
         def mlir() -> type[Target]:
-            from xdsl.targets.mlir import MLIRTarget
-
-            return MLIRTarget
+            return SbpMLIRTarget
 
         self.available_targets = {"mlir": mlir}
 
