@@ -167,7 +167,7 @@ def infer_function(
         if isinstance(arg.type, GlobalTensorType) and arg.type.nd_sbp is None:
             raise OpError(
                 f, f"func.func @{f.sym_name.data}: argument {i} ({arg.type.describe()}) has no SBP; "
-                "global inputs must carry one"
+                "global inputs must carry one (or let rule=global decide it)"
             )
     # list(iter(...)): list(block.ops) would first walk the block to take its length
     ops = list(iter(f.body.block.ops)) if len(f.body.blocks) == 1 else []
