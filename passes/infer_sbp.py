@@ -29,7 +29,7 @@ rule=oneflow the α-β time of a candidate only feeds the report, so it is compu
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Literal
 
@@ -94,7 +94,7 @@ class InferSbpPass(ModulePass):
 
     name = "infer-sbp"
     rule: Literal["oneflow", "cost", "global"] = "oneflow"
-    mem: int | str | None = None
+    mem: int | str | None = field(default=None, metadata={"kind": "BYTES (rule=global only; e.g. 64MiB, 2GiB)"})
     """rule=global's per-device memory budget: bytes, or a number with KiB, MiB or GiB."""
 
     def __post_init__(self) -> None:

@@ -43,6 +43,8 @@ class PassOption:
     name: str
     type_hint: Any
     default: object
+    kind: str | None = None
+    """How `--list-passes` names the value when the type alone says too little (field metadata "kind")."""
 
     @property
     def choices(self) -> tuple[str, ...] | None:
@@ -55,7 +57,7 @@ class PassOption:
         optional = type(None) in get_args(hint) and get_origin(hint) is not Literal
         kinds = [a for a in get_args(hint) if a is not type(None)] if optional else [hint]  # `T | None = None`
         names = " or ".join(getattr(a, "__name__", str(a)) for a in kinds)
-        kind = " | ".join(choices) if choices is not None else names
+        kind = " | ".join(choices) if choices is not None else (self.kind or names)
         default = "" if self.default is dataclasses.MISSING else f" (default {self.default})"
         if optional and self.default is None:
             default = " (optional)"
@@ -65,7 +67,7 @@ class PassOption:
 def pass_options(cls: type[ModulePass]) -> list[PassOption]:
     hints = get_type_hints(cls)
     return [
-        PassOption(f.name, hints[f.name], f.default)
+        PassOption(f.name, hints[f.name], f.default, f.metadata.get("kind"))
         for f in dataclasses.fields(cls)
         if f.init and f.name != "name"
     ]
