@@ -305,3 +305,19 @@ def test_layer_norm_gelu_bodies(tmp_path: Path) -> None:
     assert '<{value = 1.000000e-03 : f32}>' in mlir and '<{value = 1.000000e-05 : f32}>' in mlir
     assert re.search(r'"arith\.truncf"\(%\d+\) : \(f32\) -> bf16', mlir)
     assert not re.search(r'"math\.\w+"\(%\d+\) : \(bf16\)', mlir)  # no math on bf16 itself
+
+
+@needs_mlir
+def test_gpt_block_under_rule_global_exports(tmp_path: Path) -> None:
+    """examples/gpt_block.mlir has free weights, so only rule=global compiles it: its per-rank form
+    (gelu, layer_norm, the all-gather the search chose under a budget) passes mlir-opt-22."""
+    out = tmp_path / "gpt.mlir"
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        rc = main([str(ROOT / "examples/gpt_block.mlir"), "--emit-mlir", "-o", str(out), "--pipeline",
+                   "infer-sbp{rule=global mem=3932160},materialize-boxing,lower-boxing,spmdize"])
+    assert rc == 0, err.getvalue()
+    text = out.read_text()
+    assert '"shard.all_gather"' in text and '"math.tanh"' in text, text[:2000]
+    verified = _mlir_opt(out)
+    assert verified.returncode == 0, verified.stderr
