@@ -90,22 +90,29 @@ def build_report(module: ModuleOp, rule: str, mem: int | None = None) -> dict[st
     """Per-op detail for `rule`, totals for both op-by-op rules (and, under rule=global, for it
     and its `global` section; `mem` is its budget in bytes)."""
     per_rule: dict[str, tuple[list[OpRecord], RuleTotals]] = {}
+    unavailable: dict[str, str] = {}
     planner = PlannerCache()  # the report's own, shared by both rules' totals
     section: dict[str, Any] | None = None
     for name in RULES:
         clone = module.clone()
         try:
             records = infer_module(clone, name)
-        except OpError:
-            if rule != "global":
-                raise
-            continue  # free arguments: only rule=global takes them
+        except OpError as error:
+            if name == rule:
+                raise _on_original(module, clone, error) from None
+            # The other rule's side-by-side total only: e.g. free arguments (rule=global alone takes
+            # them) or a result SBP only rule=cost's complete lists produce.
+            unavailable[name] = error.message
+            continue
         per_rule[name] = (records, _totals(clone, records, planner))
     if rule == "global":
         from sbpc.passes.global_report import global_records
 
         clone = module.clone()
-        records, section = global_records(clone, mem)
+        try:
+            records, section = global_records(clone, mem)
+        except OpError as error:
+            raise _on_original(module, clone, error) from None
         totals = _totals(clone, records, planner)
         per_rule[rule] = (records, RuleTotals(section["comm_s"] * 1e6, totals.bytes_sent, totals.ops_with_boxing))
     records, _ = per_rule[rule]
@@ -141,9 +148,21 @@ def build_report(module: ModuleOp, rule: str, mem: int | None = None) -> dict[st
             for name, (_, t) in per_rule.items()
         },
     }
+    if unavailable:
+        report["unavailable"] = unavailable
     if section is not None:
         report["global"] = section
     return report
+
+
+def _on_original(module: ModuleOp, clone: ModuleOp, error: OpError) -> OpError:
+    """`error`, raised on a clone the report works on, anchored at the same op of `module` (so the
+    tools can say where it is in the user's file); unchanged if the op has no original."""
+    ops = list(clone.walk())
+    originals = list(module.walk())
+    if len(ops) == len(originals) and error.op in ops:
+        return OpError(originals[ops.index(error.op)], error.message)
+    return error
 
 
 def render_text(report: dict[str, Any]) -> str:
@@ -167,6 +186,8 @@ def render_text(report: dict[str, Any]) -> str:
             f"total rule={name}: {t['modelled_us']:.3f} us modelled, "
             f"{t['bytes_sent_all_ranks']:g} bytes sent (all ranks), {t['ops_with_boxing']} ops with boxing"
         )
+    for name, message in report.get("unavailable", {}).items():
+        lines.append(f"total rule={name}: not available ({message})")
     if "global" in report:
         from sbpc.passes.global_report import render_global
 
@@ -295,7 +316,10 @@ def plan_dot(module: ModuleOp, rule: str, planner: str) -> str:
     lower-boxing{planner}, and draw it."""
     plan = module.clone()
     ctx = Context()
-    InferSbpPass(rule=rule).apply(ctx, plan)  # type: ignore[arg-type]
+    try:
+        InferSbpPass(rule=rule).apply(ctx, plan)  # type: ignore[arg-type]
+    except OpError as error:
+        raise _on_original(module, plan, error) from None
     MaterializeBoxingPass().apply(ctx, plan)
     LowerBoxingPass(planner=planner).apply(ctx, plan)  # type: ignore[arg-type]
     return render_dot(plan, f"rule={rule}, planner={planner}")
