@@ -27,10 +27,12 @@ from sbpc.passes.sbp_scoring import Candidate, Decision
 US = 1e6
 
 
-def global_records(module: ModuleOp, budget: int | None) -> tuple[list[OpRecord], dict[str, Any]]:
+def global_records(
+    module: ModuleOp, budget: int | None, cache: InferenceCache | None = None,
+) -> tuple[list[OpRecord], dict[str, Any]]:
     """Run rule=global on `module` (a clone the caller owns): the per-op records and the `global`
-    section of the report."""
-    cache = InferenceCache()
+    section of the report. Given the pass's `cache`, the pass then reuses the report's solutions."""
+    cache = InferenceCache() if cache is None else cache
     pricer = Pricer(cache.planner)
     results = infer_module_global(module, budget, cache, pricer)
     objective = plan_objective(module, pricer)

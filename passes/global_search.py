@@ -7,12 +7,19 @@ is written back and the function type updated. No decision is shared between rep
 each op is its own variable (elimination is linear in the program's length anyway).
 
 A budget no choice fits is a located error at the function naming the smallest budget that fits.
+
+Solutions are memoised in the `InferenceCache` (`solutions`) by `problem_key` — the values the
+problem is built from — so that `sbp-opt --sbp-report`, whose report solves a clone, and the pass
+after it, given the pass's cache, solve each function once: the second applies the first's choice
+(the same problem, so the same write-back) and reports the first's solve time.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass, field
+from io import StringIO
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
@@ -20,7 +27,8 @@ from xdsl.rewriter import Rewriter
 
 from sbpc.dialects.collective_ops import CollectiveOp
 from sbpc.dialects.errors import OpError
-from sbpc.dialects.sbp import GlobalTensorType, NdSbpAttr, SignatureAttr
+from sbpc.dialects.placement import PlacementOp
+from sbpc.dialects.sbp import GlobalTensorType, NdSbpAttr, SbpPrinter, SignatureAttr
 from sbpc.dialects.sbp_ops import BoxingOp, ToGlobalOp
 from sbpc.passes.global_problem import Builder, GlobalProblem, Pricer
 from sbpc.passes.global_solver import Solution, min_budget, solve
@@ -49,20 +57,40 @@ class FunctionResult:
     """Per variable, the best local (op-by-op) choice given the others' global choices (ops only)."""
 
 
+def problem_key(f: func.FuncOp, budget: int | None) -> tuple[object, ...]:
+    """Everything a function's problem is built from, as values: the rule, the budget, the printed
+    function (its types, properties, hints and result requirements) and the printed placements
+    around it (hierarchies, device types and links)."""
+    text = StringIO()
+    printer = SbpPrinter(stream=text)
+    scope = f.parent_op()
+    for op in () if scope is None else (o for region in scope.regions for block in region.blocks for o in block.ops):
+        if isinstance(op, PlacementOp):
+            printer.print_op(op)
+            text.write("\n")
+    printer.print_op(f)
+    return ("global", budget, text.getvalue())
+
+
 def search_function(f: func.FuncOp, cache: InferenceCache, pricer: Pricer, budget: int | None) -> FunctionResult:
-    """Build, solve and write back one function."""
+    """Build, solve (or take the memoised solution of the same problem) and write back one function."""
     if len(cache.candidates) + len(cache.fitting) >= cache.max_decisions:
         cache.clear()  # the cache's bound (rule=global makes no decisions, only candidate lists)
+    key = problem_key(f, budget)
     problem = Builder(f, cache, pricer, budget).build()
-    factors = problem.factors()
-    solution = solve(factors, None if budget is None else float(budget))
+    solution = cache.solutions.get(key)
     if solution is None:
-        from sbpc.passes.sbp_report import human_bytes
+        factors = problem.factors()
+        solution = solve(factors, None if budget is None else float(budget))
+        if solution is None:
+            from sbpc.passes.sbp_report import human_bytes
 
-        smallest = min_budget(factors)
-        raise OpError(
-            f, f"func.func @{f.sym_name.data}: mem={budget} bytes ({human_bytes(budget or 0)}) is too small; the "
-            f"smallest budget this function fits is {int(smallest)} bytes ({human_bytes(smallest)})")
+            smallest = min_budget(factors)
+            raise OpError(
+                f, f"func.func @{f.sym_name.data}: mem={budget} bytes ({human_bytes(budget or 0)}) is too small; the "
+                f"smallest budget this function fits is {int(smallest)} bytes ({human_bytes(smallest)})")
+        cache.remember_solution(key, solution)
+    solution = dataclasses.replace(solution, choice=list(solution.choice))  # the memo's copy stays as solved
     apply_solution(problem, solution.choice)
     return FunctionResult(problem, solution)
 

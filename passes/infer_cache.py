@@ -10,6 +10,11 @@ candidate lists and input costs), which it never reuses, even across `clear()`, 
 before a clear can never name a different value after it. The boxing planner's tables (for
 rule=cost) are the `PlannerCache` it owns as `planner`, cleared with it.
 
+`solutions` is rule=global's memo of whole-function solves (`passes/global_search.py`), keyed by
+the function's printed text, the placements it reads and the budget, so that the `--sbp-report`
+and the pass, given one cache, solve a function once. It holds at most `max_solutions` entries
+(the oldest is dropped first) and is cleared with the rest.
+
 `CandidateList` is a candidate list as the cache holds it: the signatures, a serial number and
 the table of small ints the scoring reads. The tables are filled by the modules of the inference
 in the order one op meets them:
@@ -154,8 +159,10 @@ class CandidateList:
 class InferenceCache:
     """Every table `infer-sbp` keeps, keyed by values and cleared as a whole (see the module)."""
 
-    def __init__(self, max_decisions: int = 100_000, planner: PlannerCache | None = None):
+    def __init__(self, max_decisions: int = 100_000, planner: PlannerCache | None = None, max_solutions: int = 16):
         self.max_decisions = max_decisions
+        self.max_solutions = max_solutions
+        """The bound of `solutions` (one entry per function solved, each a choice per op)."""
         """The bound: more memoised decisions than this, and the cache is cleared before the next op
         (the other tables grow with the decisions, never faster than a few entries each)."""
         self._serials = itertools.count()
@@ -194,6 +201,14 @@ class InferenceCache:
         self.eager: dict[tuple[object, ...], Any] = {}
         self.scans: dict[tuple[int, ...], tuple[int, float]] = {}
         self.columns: dict[tuple[int, ...], tuple[float, ...]] = {}
+        # passes/global_search.py: rule=global's solutions by problem key (see `remember_solution`).
+        self.solutions: dict[tuple[object, ...], Any] = {}
+
+    def remember_solution(self, key: tuple[object, ...], solution: object) -> None:
+        """Keep rule=global's `solution` under `key`, dropping the oldest beyond `max_solutions`."""
+        while len(self.solutions) >= self.max_solutions:
+            del self.solutions[next(iter(self.solutions))]
+        self.solutions[key] = solution
 
     def tables(self) -> Iterator[dict[Any, Any]]:
         return (v for v in vars(self).values() if isinstance(v, dict))

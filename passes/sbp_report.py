@@ -32,6 +32,7 @@ from sbpc.dialects.placement import lookup_placement
 from sbpc.dialects.sbp import GlobalTensorType, NdSbpAttr, PartialAttr, SignatureAttr
 from sbpc.dialects.sbp_ops import ConversionOp, ToGlobalOp
 from sbpc.passes.cost_model import PlannerCache, placement_model, plan_transition
+from sbpc.passes.infer_cache import InferenceCache
 from sbpc.passes.infer_sbp import InferSbpPass, OpRecord, infer_module
 from sbpc.passes.lower_boxing import LowerBoxingPass
 from sbpc.passes.materialize_boxing import MaterializeBoxingPass
@@ -86,9 +87,12 @@ def _totals(module: ModuleOp, records: list[OpRecord], planner: PlannerCache) ->
     return RuleTotals(time_us, sent, sum(1 for r in records if r.boxing))
 
 
-def build_report(module: ModuleOp, rule: str, mem: int | None = None) -> dict[str, Any]:
+def build_report(
+    module: ModuleOp, rule: str, mem: int | None = None, cache: InferenceCache | None = None,
+) -> dict[str, Any]:
     """Per-op detail for `rule`, totals for both op-by-op rules (and, under rule=global, for it
-    and its `global` section; `mem` is its budget in bytes)."""
+    and its `global` section; `mem` is its budget in bytes). `cache`: rule=global's, e.g. the
+    pass's that runs next, which then takes the report's solutions instead of solving again."""
     per_rule: dict[str, tuple[list[OpRecord], RuleTotals]] = {}
     unavailable: dict[str, str] = {}
     planner = PlannerCache()  # the report's own, shared by both rules' totals
@@ -110,7 +114,7 @@ def build_report(module: ModuleOp, rule: str, mem: int | None = None) -> dict[st
 
         clone = module.clone()
         try:
-            records, section = global_records(clone, mem)
+            records, section = global_records(clone, mem, cache)
         except OpError as error:
             raise _on_original(module, clone, error) from None
         totals = _totals(clone, records, planner)
@@ -311,15 +315,15 @@ def render_dot(module: ModuleOp, title: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def plan_dot(module: ModuleOp, rule: str, planner: str) -> str:
-    """`--sbp-report=dot`: compile a clone with infer-sbp{rule}, materialize-boxing and
-    lower-boxing{planner}, and draw it."""
+def plan_dot(module: ModuleOp, infer: InferSbpPass, planner: str) -> str:
+    """`--sbp-report=dot`: compile a clone with `infer` (the pipeline's infer-sbp, with its options
+    — rule=global's `mem` — and its cache), materialize-boxing and lower-boxing{planner}, and draw it."""
     plan = module.clone()
     ctx = Context()
     try:
-        InferSbpPass(rule=rule).apply(ctx, plan)  # type: ignore[arg-type]
+        infer.apply(ctx, plan)
     except OpError as error:
         raise _on_original(module, plan, error) from None
     MaterializeBoxingPass().apply(ctx, plan)
     LowerBoxingPass(planner=planner).apply(ctx, plan)  # type: ignore[arg-type]
-    return render_dot(plan, f"rule={rule}, planner={planner}")
+    return render_dot(plan, f"rule={infer.rule}, planner={planner}")

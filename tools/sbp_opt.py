@@ -293,20 +293,21 @@ class SbpOptMain(xDSLOptMain):
             return None, error_diagnostic(located, source, parser.positions, None)
 
     def print_report(self, module: ModuleOp) -> None:
+        from sbpc.passes.infer_sbp import InferSbpPass
         from sbpc.passes.sbp_report import build_report, plan_dot, render
 
-        # The rule and planner are the pipeline's, else the passes' defaults.
-        rule, planner, mem = "oneflow", "optimal", None
+        # The rule, budget and cache are the pipeline's infer-sbp's (so rule=global's pass takes the
+        # report's solutions rather than solving again), else the defaults; so is the planner.
+        infer, planner = InferSbpPass(), "optimal"
         for p in self.pipeline.passes:
-            if p.name == "infer-sbp":
-                rule = getattr(p, "rule", rule)
-                mem = getattr(p, "budget", mem)
+            if isinstance(p, InferSbpPass):
+                infer = p
             if p.name == "lower-boxing":
                 planner = getattr(p, "planner", planner)
         if self.args.sbp_report == "dot":
-            sys.stderr.write(plan_dot(module, rule, planner))
+            sys.stderr.write(plan_dot(module, infer, planner))
         else:
-            sys.stderr.write(render(build_report(module, rule, mem), self.args.sbp_report))
+            sys.stderr.write(render(build_report(module, infer.rule, infer.budget, infer.cache), self.args.sbp_report))
 
     def run(self) -> int:  # type: ignore[override]
         try:
