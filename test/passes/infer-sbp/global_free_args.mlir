@@ -4,6 +4,7 @@
 // RUN: sbp-opt %s -p "infer-sbp{rule=global mem=4MiB}" | filecheck %s --check-prefix=MEM
 // RUN: sbp-opt %s -p "infer-sbp{rule=global mem=4MiB}" --sbp-report 2>&1 >/dev/null | filecheck %s --check-prefix=REPORT
 // RUN: sbp-opt %s -p "infer-sbp{rule=global mem=4MiB}" --sbp-report=json 2>&1 >/dev/null | filecheck %s --check-prefix=JSON
+// RUN: sbp-opt %s -p "infer-sbp{rule=global mem=4MiB}" --sbp-report=dot 2>&1 >/dev/null | filecheck %s --check-prefix=DOTMEM
 // RUN: sbp-run %s --pipeline "infer-sbp{rule=global},materialize-boxing,lower-boxing,spmdize" --entry mlp --check | filecheck %s --check-prefix=SIM
 // RUN: sbp-run %s --pipeline "infer-sbp{rule=global mem=4MiB},materialize-boxing,lower-boxing,spmdize" --entry mlp --check | filecheck %s --check-prefix=SIM
 
@@ -58,6 +59,10 @@
 // FREE-NEXT: global: free argument %w1 = [B, B]
 // FREE-NEXT: global: free argument %w2 = [B, B]
 // FREE-NEXT: global: op sbp.matmul(f32[512,512][S(0), B] @m, f32[512,2048][B, B] @m): chose [S(0), B], [B, B] -> [S(0), B]; best local [S(0), B], [B, S(1)] -> [S(0), S(1)] is {{[0-9.]+}} us cheaper there
+
+// The plan drawn is the pipeline's, within its budget.
+// DOTMEM: f0_arg1 [shape=invhouse, label="%w1\nf32[512,2048] [B, S(1)]"];
+// DOTMEM: label="rule=global, planner=optimal: 1 collective(s), 6.0 MiB sent (all ranks)";
 
 // SIM: check: OK
 
