@@ -161,10 +161,10 @@ class InferenceCache:
 
     def __init__(self, max_decisions: int = 100_000, planner: PlannerCache | None = None, max_solutions: int = 16):
         self.max_decisions = max_decisions
-        self.max_solutions = max_solutions
-        """The bound of `solutions` (one entry per function solved, each a choice per op)."""
         """The bound: more memoised decisions than this, and the cache is cleared before the next op
         (the other tables grow with the decisions, never faster than a few entries each)."""
+        self.max_solutions = max_solutions
+        """The bound of `solutions` (one entry per function solved: its key text and a choice per op)."""
         self._serials = itertools.count()
         self._nd_numbers = itertools.count()
         self.planner = PlannerCache() if planner is None else planner
