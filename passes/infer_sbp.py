@@ -112,6 +112,11 @@ class InferSbpPass(ModulePass):
     def cache(self) -> InferenceCache:
         return self._cache  # type: ignore[attr-defined]
 
+    def share_cache(self, cache: InferenceCache) -> None:
+        """Use `cache`, owned by the caller (e.g. an API `Program`, whose report, compile and run
+        calls then share memoised decisions and rule=global's solutions), instead of its own."""
+        object.__setattr__(self, "_cache", cache)
+
     @property
     def budget(self) -> int | None:
         """`mem` in bytes (None: no budget)."""

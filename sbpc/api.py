@@ -23,9 +23,12 @@ import numpy as np
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
+from xdsl.passes import PassPipeline
 from xdsl.targets.mlir import MLIRTarget
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 
+from sbpc.passes.infer_cache import InferenceCache
+from sbpc.passes.infer_sbp import InferSbpPass
 from sbpc.passes.sbp_report import REPORT_RULES, build_report, render
 from sbpc.runtime import simulator
 from sbpc.runtime.distribute import distribute
@@ -52,6 +55,9 @@ class Program:
     source: Source
     positions: dict[Operation, int]
     ctx: Context
+    cache: InferenceCache = field(default_factory=InferenceCache, repr=False, compare=False)
+    """The inference tables this program's `report`, `compile` and `run` calls share (bounded, keyed
+    by values): a rule=global search is solved once, however many of them ask for it."""
 
     def __str__(self) -> str:
         """The module as `sbp-opt` prints it (xDSL's MLIR target)."""
@@ -97,14 +103,23 @@ def _attach(session: Run, program: Program) -> Run:
     return session
 
 
+def _pipeline(session: Run, spec: str, program: Program) -> PassPipeline:
+    """`spec` parsed, its `infer-sbp` passes using the program's cache."""
+    pipeline = session.pipeline(spec)
+    for p in pipeline.passes:
+        if isinstance(p, InferSbpPass):
+            p.share_cache(program.cache)
+    return pipeline
+
+
 def compile(program: Program, pipeline: str = DEFAULT_PIPELINE) -> Program:
     """Run a pass pipeline (MLIR syntax, e.g. `infer-sbp{rule=cost},materialize-boxing`) on a copy."""
     session = _attach(_session(program.source.name, pipeline), program)
     try:
-        compiled = session.compile(program.module, session.pipeline(pipeline))
+        compiled = session.compile(program.module, _pipeline(session, pipeline, program))
     except Failure as failure:
         raise Error(str(failure)) from None
-    return Program(compiled, program.source, session.positions, program.ctx)
+    return Program(compiled, program.source, session.positions, program.ctx, program.cache)
 
 
 def report(program: Program, rule: str = "oneflow", mem: int | None = None) -> dict[str, Any]:
@@ -115,7 +130,8 @@ def report(program: Program, rule: str = "oneflow", mem: int | None = None) -> d
     try:
         if mem is not None and rule != "global":
             raise Error(f"error: mem is an option of rule=global only (got rule={rule})")
-        return build_report(program.module, rule, mem)  # built on clones: the program is left as it is
+        # Built on clones (the program is left as it is), through the program's cache.
+        return build_report(program.module, rule, mem, program.cache)
     except DiagnosticException as error:
         raise Error(error_diagnostic(error, program.source, program.positions, program.module).render()) from None
 
@@ -164,7 +180,7 @@ def run(
         rng = np.random.default_rng(seed)
         values = list(inputs) if inputs is not None else session.random_inputs(types, rng)
         _check_inputs(values, types, entry)
-        compiled = session.compile(module, session.pipeline(pipeline))
+        compiled = session.compile(module, _pipeline(session, pipeline, program))
         arg_dists, res_dists = simulator.function_signature(compiled, entry)
         shards = [distribute(x, d.sbp, d.hierarchy, rng) for x, d in zip(values, arg_dists, strict=True)]
         outputs, log = simulator.simulate(compiled, entry, shards, session.kernels())

@@ -144,3 +144,20 @@ def test_the_global_section_is_the_written_programs_objective(tmp_path: Path, pa
     text = api.report_text(api.parse_file(str(path)), "global", mem=None if mem is None else 4 << 20)
     assert f"global: objective {objective.total_s * 1e6:.3f} us = compute {objective.compute_s * 1e6:.3f} us " \
            f"+ communication {objective.comm_s * 1e6:.3f} us; memory {objective.memory_bytes} bytes" in text
+
+
+def test_api_report_compile_and_run_share_one_solve(solves: list[str]) -> None:
+    """The Python API: `report`, `compile` and `run` of one `Program` under rule=global solve it once
+    (the program owns the cache); a program parsed again starts afresh."""
+    program = api.parse_file(str(GPT))
+    pipeline = "infer-sbp{rule=global mem=3932160},materialize-boxing,lower-boxing,spmdize"
+    found = api.report(program, "global", 3932160)
+    compiled = api.compile(program, pipeline)
+    result = api.run(program, pipeline=pipeline)
+    assert len(solves) == 1
+    assert result.ok and result.bytes_sent == 786432
+    inferred = api.compile(program, "infer-sbp{rule=global mem=3932160}")
+    assert found["global"]["objective_s"] == pytest.approx(plan_objective(inferred.module).total_s)
+    assert "sbp.all_gather" in str(compiled)
+    api.report(api.parse_file(str(GPT)), "global", 3932160)
+    assert len(solves) == 2
