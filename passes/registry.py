@@ -35,7 +35,13 @@ def _spmdize() -> type[ModulePass]:
     return SpmdizePass
 
 
-NEEDS_GLOBAL_PROGRAM = frozenset({"infer-sbp"})
+def _report() -> type[ModulePass]:
+    from sbpc.passes.report import ReportPass
+
+    return ReportPass
+
+
+NEEDS_GLOBAL_PROGRAM = frozenset({"infer-sbp", "report"})
 """Passes that read global `!sbp.tensor` types and cannot start on a per-rank (spmdize'd) program;
 the others leave a per-rank program as it is."""
 
@@ -47,4 +53,5 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "materialize-boxing": _materialize_boxing,
         "lower-boxing": _lower_boxing,
         "spmdize": _spmdize,
+        "report": _report,
     }

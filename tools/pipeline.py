@@ -136,7 +136,19 @@ def parse_pipeline_spec(specs: Sequence[str], callback: Callback) -> PassPipelin
             built.append(cls.from_pass_spec(pass_spec))
         except ValueError as error:
             raise UsageError(_explain(cls, pass_spec, error)) from None
+    _share_report_caches(built)
     return PassPipeline(tuple(built), callback)
+
+
+def _share_report_caches(built: Sequence[ModulePass]) -> None:
+    """A `report` infers through the cache of the next `infer-sbp` if that has the same rule and
+    budget, so that a rule=global search is solved once for both (by name: passes load lazily)."""
+    for i, p in enumerate(built):
+        if p.name != "report":
+            continue
+        following = next((q for q in built[i + 1 :] if q.name == "infer-sbp"), None)
+        if following is not None and (following.rule, following.budget) == (p.infer.rule, p.infer.budget):  # type: ignore[attr-defined]
+            p.share_cache(following.cache)  # type: ignore[attr-defined]
 
 
 def verify_program(module: ModuleOp) -> None:

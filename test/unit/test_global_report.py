@@ -161,3 +161,24 @@ def test_api_report_compile_and_run_share_one_solve(solves: list[str]) -> None:
     assert "sbp.all_gather" in str(compiled)
     api.report(api.parse_file(str(GPT)), "global", 3932160)
     assert len(solves) == 2
+
+
+@pytest.mark.parametrize(("report_mem", "solved"), [("4MiB", 1), ("5MiB", 2)])
+def test_a_report_pass_shares_the_next_infer_sbp_of_the_same_options(
+    solves: list[str], tmp_path: Path, report_mem: str, solved: int,
+) -> None:
+    """`-p report{…},infer-sbp{…}`: with the same rule and mem the report's search is the pass's
+    (one solve, and the same text as `--sbp-report`); with another budget each solves its own."""
+    pipeline = f"report{{rule=global mem={report_mem} format=json}},infer-sbp{{rule=global mem=4MiB}}"
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        code = main([str(MLP), "-p", pipeline, "-o", str(tmp_path / "out.mlir")])
+    assert code == 0, err.getvalue()
+    assert len(solves) == solved
+    if report_mem == "4MiB":
+        code, flag = sbp_opt(MLP, "rule=global mem=4MiB", "json", tmp_path / "flag.mlir")
+        assert code == 0
+        by_pass, by_flag = json.loads(err.getvalue()), json.loads(flag)
+        by_pass["global"].pop("solve_s"), by_flag["global"].pop("solve_s")  # wall clock
+        assert by_pass == by_flag
+        assert (tmp_path / "out.mlir").read_text() == (tmp_path / "flag.mlir").read_text()

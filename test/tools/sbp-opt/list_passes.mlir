@@ -10,6 +10,11 @@
 // CHECK:      {{^}}lower-boxing: Rewrite each `sbp.boxing` into single-step collectives.
 // CHECK-NEXT: {{^}}    planner=optimal | oneflow (default optimal)
 // CHECK:      {{^}}spmdize: Rewrite the global program into the per-rank program on local shapes.
+// CHECK:      {{^}}report: Write the SBP report of the module, as it stands in the pipeline, to stderr.
+// CHECK-NEXT: {{^}}    rule=oneflow | cost | global (default oneflow)
+// CHECK-NEXT: {{^}}    mem=BYTES (rule=global only; e.g. 64MiB, 2GiB){{.*}}
+// CHECK-NEXT: {{^}}    format=text | json | dot (default text)
+// CHECK-NEXT: {{^}}    planner=optimal | oneflow (default optimal)
 // CHECK:      {{^}}lower-to-ascendc:
 // CHECK-NEXT: {{^}}    soc=ascend910b | {{.*}}(default ascend910b)
 
