@@ -27,6 +27,7 @@ from xdsl.passes import PassPipeline
 from xdsl.targets.mlir import MLIRTarget
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 
+from sbpc.dialects.errors import OpError
 from sbpc.passes.infer_cache import InferenceCache
 from sbpc.passes.infer_sbp import InferSbpPass
 from sbpc.passes.sbp_report import REPORT_RULES, build_report, render
@@ -168,10 +169,17 @@ def run(
     pipeline: str = DEFAULT_PIPELINE,
     kernels: str = "numpy",
     check: bool = True,
+    backend: str = "simulator",
+    dist_backend: str = "gloo",
+    timeout: float = 60.0,
 ) -> RunResult:
     """Compile `program` with `pipeline`, distribute the global inputs (random from `seed` if None) by
-    their SBPs, run every rank on the simulated mesh with `kernels` (`numpy` or `ascendc-cpu`), reassemble
-    the outputs and, with `check`, compare them with the global reference."""
+    their SBPs, run every rank with `kernels` (`numpy` or `ascendc-cpu`) — on the simulated mesh, or with
+    `backend="torch"` on torch.distributed (one forked process per rank, `dist_backend`, `timeout`
+    seconds without progress), as `sbp-run --backend torch` does — reassemble the outputs and, with
+    `check`, compare them with the global reference."""
+    if backend not in ("simulator", "torch"):
+        raise Error(f"error: unknown backend '{backend}' (allowed: simulator, torch)")
     session = _attach(_session(program.source.name, pipeline, kernels, entry), program)
     module = program.module
     try:
@@ -183,13 +191,19 @@ def run(
         compiled = session.compile(module, _pipeline(session, pipeline, program))
         arg_dists, res_dists = simulator.function_signature(compiled, entry)
         shards = [distribute(x, d.sbp, d.hierarchy, rng) for x, d in zip(values, arg_dists, strict=True)]
-        outputs, log = simulator.simulate(compiled, entry, shards, session.kernels())
+        if backend == "torch":
+            outputs, collectives, sent, tolerant = _run_torch(
+                session, compiled, entry, shards, dist_backend, timeout)
+        else:
+            outputs, log = simulator.simulate(compiled, entry, shards, session.kernels())
+            collectives = [record.line() for record in log]
+            sent, tolerant = simulator.total_sent(log), False
         results, mismatches = session.assemble(outputs, res_dists)
         deviation = session.fmod_deviation() if check else None
         if check:
             kernels_of_reference = None if deviation is None else deviation.overrides()
             expected = simulator.reference(module, entry, values, kernels_of_reference)
-            tolerant = simulator.reorders_float_sums(compiled, entry)
+            tolerant = tolerant or simulator.reorders_float_sums(compiled, entry)
             for i, (got, want, dist) in enumerate(zip(results, expected, res_dists, strict=True)):
                 problem = None if got is None else simulator.compare(got, want, tolerant)
                 if problem is not None:
@@ -201,8 +215,28 @@ def run(
         raise Error(str(session.located(error, module))) from None
     except SimulationError as error:
         raise Error(f"{program.source.name}: error: {error}") from None
-    collectives = [record.line() for record in log]
-    return RunResult(values, results, collectives, simulator.total_sent(log), total, check, mismatches, deviation)
+    return RunResult(values, results, collectives, sent, total, check, mismatches, deviation)
+
+
+def _run_torch(
+    session: Run, compiled: ModuleOp, entry: str, shards: list[dict], dist_backend: str, timeout: float,
+) -> tuple[list[dict], list[str], int, bool]:
+    """The compiled program on forked torch.distributed ranks: (outputs, the collectives' lines,
+    bytes sent over all ranks, whether torch rounds a float op differently from numpy)."""
+    try:
+        from sbpc.runtime import torch_backend
+    except ImportError as error:
+        raise Error(f"error: backend torch needs torch (pip install -e '.[dist]'): {error}") from None
+    job = torch_backend.Job(compiled, entry, shards, session.kernels())
+    try:
+        (result,) = torch_backend.run_local([job], torch_backend.TorchOptions(dist_backend, timeout))
+    except torch_backend.TorchBackendError as error:
+        fn = simulator.find_function(compiled, entry)
+        raise Error(str(session.located(OpError(fn, str(error)), compiled))) from None
+    assert result is not None  # forked ranks: this process is rank 0's parent and gathers everything
+    sent = sum(sum(record.sent.values()) for record in result.records)
+    return (result.outputs, [record.line() for record in result.records], sent,
+            torch_backend.rounds_differently(compiled, entry))
 
 
 def _check_inputs(values: Sequence[np.ndarray], types: Sequence[tuple[tuple[int, ...], np.dtype]], entry: str) -> None:

@@ -66,6 +66,23 @@ def test_run_is_sbp_run() -> None:
     np.testing.assert_array_equal(result.outputs[0], t1 + t2)
 
 
+def test_run_on_torch_is_sbp_run_backend_torch() -> None:
+    """`backend="torch"`: the same program on forked torch.distributed ranks (gloo), the same
+    outputs and bytes as the simulator; a bad backend name or a wrong program is an `sbpc.Error`."""
+    program = sbpc.parse_file(SEED)
+    simulated = sbpc.run(program, seed=3)
+    result = sbpc.run(program, seed=3, backend="torch")
+    assert result.ok and result.checked
+    assert (result.bytes_sent, result.modelled_bytes) == (16, 16)
+    assert len(result.collectives) == 1 and result.collectives[0].startswith("all_to_all mesh_axes=[0] S(1)->S(0)")
+    np.testing.assert_array_equal(result.outputs[0], simulated.outputs[0])
+    x = np.arange(12, dtype=np.int32).reshape(4, 3)
+    wrong = sbpc.run(sbpc.parse_file(WRONG), [x, x], pipeline="", backend="torch")
+    assert not wrong.ok and wrong.mismatches[0].startswith("result 0 (i32[4,3][P] @p): ")
+    with pytest.raises(sbpc.Error, match=r"^error: unknown backend 'mpi' \(allowed: simulator, torch\)$"):
+        sbpc.run(program, backend="mpi")
+
+
 def test_run_with_given_inputs_and_a_wrong_program() -> None:
     x = np.arange(12, dtype=np.int32).reshape(4, 3)
     result = sbpc.run(sbpc.parse_file(WRONG), [x, x], pipeline="")
