@@ -344,10 +344,11 @@ def test_list_passes_names_every_pass_option_and_value() -> None:
     assert result.code == 0, result.output
     lines = result.stdout.splitlines()
     names = [line.split(":")[0] for line in lines if not line.startswith(" ")]
-    assert names == ["infer-sbp", "materialize-boxing", "lower-boxing", "spmdize", "lower-to-ascendc"]
+    assert names == ["infer-sbp", "materialize-boxing", "lower-boxing", "spmdize", "report", "lower-to-ascendc"]
     assert "    rule=oneflow | cost | global (default oneflow)" in lines
     assert "    mem=BYTES (rule=global only; e.g. 64MiB, 2GiB) (optional)" in lines
     assert "    planner=optimal | oneflow (default optimal)" in lines
+    assert "    format=text | json | dot (default text)" in lines
     soc = "    soc=ascend910b | ascend910b1 | ascend910b2 | ascend910b3 | ascend910b4 | ascend910_93"
     soc += " (default ascend910b)"
     assert soc in lines
