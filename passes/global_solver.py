@@ -1,5 +1,7 @@
 """Min-sum solvers for `infer-sbp{rule=global}`: pick one choice per variable minimising
-Σ unary[v][c_v] + Σ pair[u, v][c_u, c_v], optionally under linear memory budgets.
+Σ unary[v][c_v] + Σ pair[u, v][c_u, c_v] + Σ factor[scope][c_scope], optionally under linear
+memory budgets. General factors (scope ≥ 3) price a value shared by several consumers (one boxing
+per distinct target, `passes/global_problem.py`).
 
 * `eliminate`: exact min-sum variable elimination (dynamic programming on the factor graph).
   Each step removes the variable whose elimination builds the smallest table (greedy min-size
@@ -11,8 +13,11 @@
 * `solve_mip`: the same problem as a mixed-integer program for HiGHS: one-hot binaries per
   variable, and per pair factor continuous pair variables over the factor's distinct rows and
   columns (a producer's candidates with one output SBP give one row) tied to the one-hots by
-  marginal constraints (Alpa's formulation, compressed); with a budget, one row per memory
-  constraint. It reports the incumbent, HiGHS's dual bound and the gap.
+  marginal constraints (Alpa's formulation, compressed); a general factor likewise, one
+  continuous variable per cell of its table compressed along every axis (choices whose slices
+  are equal are one class), tied to the one-hots by one marginal row per axis class — with the
+  one-hots integral the only feasible cell is the chosen one, so it is exact. With a budget, one
+  row per memory constraint. It reports the incumbent, HiGHS's dual bound and the gap.
 * `lagrangian`: the memory rows relaxed with multipliers (a row's bytes are a sum of unary terms,
   so each relaxed problem is solved exactly by `eliminate`): a lower bound, and the plans within
   budget met on the way (subgradient steps, then the best multipliers scaled up until one fits).
@@ -48,14 +53,16 @@ class MemoryRow:
 
 @dataclass
 class FactorProblem:
-    """Domains are `len(unary[v])`; `pairs[(u, v)]` (u < v) has shape (k_u, k_v). Memory: terms
-    (variable, bytes per choice), shared by the rows (program points) they are live at."""
+    """Domains are `len(unary[v])`; `pairs[(u, v)]` (u < v) has shape (k_u, k_v); each of
+    `factors` is (scope, table): scope ≥ 3 ascending variables, table axes in scope order. Memory:
+    terms (variable, bytes per choice), shared by the rows (program points) they are live at."""
 
     unary: list[np.ndarray]
     pairs: dict[tuple[int, int], np.ndarray] = field(default_factory=dict)
     constant: float = 0.0
     memory_terms: list[tuple[int, np.ndarray]] = field(default_factory=list)
     memory: list[MemoryRow] = field(default_factory=list)
+    factors: list[tuple[tuple[int, ...], np.ndarray]] = field(default_factory=list)
 
     def add_pair(self, u: int, v: int, table: np.ndarray) -> None:
         """Add a factor over (u, v) (parallel factors are summed)."""
@@ -67,9 +74,24 @@ class FactorProblem:
         found = self.pairs.get((u, v))
         self.pairs[u, v] = table if found is None else found + table
 
+    def add_factor(self, scope: tuple[int, ...], table: np.ndarray) -> None:
+        """Add a factor over distinct variables `scope` (table axes in that order): kept as a
+        unary, a pair or a general factor by its size, its scope sorted."""
+        order = sorted(range(len(scope)), key=scope.__getitem__)
+        scope, table = tuple(scope[i] for i in order), np.transpose(table, order)
+        if len(scope) == 0:
+            self.constant += float(table)
+        elif len(scope) == 1:
+            self.unary[scope[0]] = self.unary[scope[0]] + table
+        elif len(scope) == 2:
+            self.add_pair(scope[0], scope[1], table)
+        else:
+            self.factors.append((scope, table))
+
     def value(self, choice: list[int]) -> float:
         total = self.constant + sum(float(t[c]) for t, c in zip(self.unary, choice, strict=True))
-        return total + sum(float(t[choice[u], choice[v]]) for (u, v), t in self.pairs.items())
+        total += sum(float(t[choice[u], choice[v]]) for (u, v), t in self.pairs.items())
+        return total + sum(float(t[tuple(choice[w] for w in scope)]) for scope, t in self.factors)
 
     def row_bytes(self, choice: list[int]) -> np.ndarray:
         """The bytes of every memory row under `choice`."""
@@ -130,6 +152,12 @@ def eliminate(problem: FactorProblem, max_table: int = MAX_TABLE) -> Solution | 
         holding[v].add(fid)
         neighbours[u].add(v)
         neighbours[v].add(u)
+    for scope, table in problem.factors:
+        fid = len(factors)
+        factors[fid] = (scope, np.asarray(table, dtype=float))
+        for w in scope:
+            holding[w].add(fid)
+            neighbours[w].update(r for r in scope if r != w)
     next_id = len(factors)
 
     def cost(v: int) -> int:
@@ -275,6 +303,31 @@ def _pair_rows(model: _Model, problem: FactorProblem, starts: list[int]) -> None
             model.row(0.0, 0.0, [first + i * b + j for i in range(a)] + members, [1.0] * a + [-1.0] * len(members))
 
 
+def _factor_rows(model: _Model, problem: FactorProblem, starts: list[int]) -> None:
+    """General factors: one column per cell of the class-compressed table, one marginal row per
+    axis class (Σ of its cells = Σ of the one-hots of its choices)."""
+    for scope, table in problem.factors:
+        classes = np.asarray(table, dtype=float)
+        members: list[np.ndarray] = []
+        for axis in range(len(scope)):
+            moved = np.moveaxis(classes, axis, 0)
+            rows, of = np.unique(moved.reshape(moved.shape[0], -1), axis=0, return_inverse=True)
+            classes = np.moveaxis(rows.reshape(-1, *moved.shape[1:]), 0, axis)
+            members.append(of.reshape(-1))
+        if classes.size == 1:  # constant: on the first variable's one-hots, which sum to 1
+            u = scope[0]
+            for c in range(len(problem.unary[u])):
+                model.costs[starts[u] + c] += float(classes.flat[0]) * US
+            continue
+        first = model.columns(classes.reshape(-1) * US, integer=False)
+        cells = np.arange(classes.size).reshape(classes.shape)
+        for axis, (v, of) in enumerate(zip(scope, members, strict=True)):
+            for k in range(classes.shape[axis]):
+                ones = [starts[v] + c for c in np.flatnonzero(of == k)]
+                index = [first + int(i) for i in np.take(cells, k, axis=axis).reshape(-1)]
+                model.row(0.0, 0.0, index + ones, [1.0] * len(index) + [-1.0] * len(ones))
+
+
 def _memory_rows(model: _Model, problem: FactorProblem, starts: list[int], budget: float, slack: int | None) -> None:
     """One row per distinct memory row, in units of `scale` bytes (HiGHS's tolerances are absolute)."""
     scale = max(budget, max((row.constant for row in problem.memory), default=1.0), 1.0)
@@ -312,6 +365,7 @@ def solve_mip(
     model = _Model()
     starts = _one_hots(model, problem, with_costs=True)
     _pair_rows(model, problem, starts)
+    _factor_rows(model, problem, starts)
     if budget is not None:
         _memory_rows(model, problem, starts, budget, None)
     hint = None
@@ -368,8 +422,8 @@ def lagrangian(
         for k in np.flatnonzero(weights):
             v, b = terms[k]
             unary[v] = unary[v] + weights[k] * b
-        return eliminate(FactorProblem(unary, problem.pairs, problem.constant + float(lam @ (consts - budget))),
-                         max_table)
+        return eliminate(FactorProblem(unary, problem.pairs, problem.constant + float(lam @ (consts - budget)),
+                                       factors=problem.factors), max_table)
 
     for _ in range(iterations):
         found = relax(lam)

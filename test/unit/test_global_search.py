@@ -61,6 +61,11 @@ def enumerate_min(p: FactorProblem) -> float:
         shape = [1] * n
         shape[u], shape[v] = t.shape
         total = total + t.reshape(shape)
+    for scope, t in p.factors:
+        shape = [1] * n
+        for w, k in zip(scope, t.shape, strict=True):
+            shape[w] = k
+        total = total + t.reshape(shape)
     return float(total.min())
 
 
