@@ -418,7 +418,7 @@ class Builder:
         rows, classes = _classes(outs)  # type: ignore[arg-type]
         targets = list(dict.fromkeys([*(n for _, needs in uses for n in needs), *conversions]))
         column = {t: k for k, t in enumerate(targets)}
-        price = np.array([[self.pricer.boxing_s(ty, s, t, mesh) for t in targets] for s in classes])
+        price = self.pricer.matrix(ty, tuple(classes), tuple(targets), mesh)
         shared = Shared(value, u, rows, targets, price, fixed=np.zeros(len(targets), dtype=bool))
         for v, needs in uses:
             mask = np.zeros((len(needs), len(targets)), dtype=bool)
