@@ -21,7 +21,8 @@ Factors (seconds):
 * shared (`passes/global_shared.py`): a value with several priced uses (operands of ops, its
   `to_global`s) pays one boxing per distinct target, as `materialize-boxing` inserts them — one
   factor over its producer and consumers (per-edge pairs, an upper bound, where that factor would
-  exceed `global_shared.MAX_SHARED_TABLE` entries; `GlobalProblem.per_edge` names those values).
+  exceed `global_shared.MAX_SHARED_TABLE` entries; `GlobalProblem.per_edge` names those values,
+  `factors(lower=True)` is the matching lower bound and `value` prices a plan exactly).
 
 Memory rows (only when a budget is given): per op in program order, the local bytes of every
 function argument plus those of every value live there (from its definition to its last use).
@@ -177,9 +178,11 @@ class GlobalProblem:
     memory: list[MemoryRow] = field(default_factory=list)
     shared: list[Shared] = field(default_factory=list)
     shared_at: dict[int, list[Shared]] = field(default_factory=dict)
-    """Per variable, the shared values it produces or consumes (exact ones only)."""
+    """Per variable, the shared values it produces or consumes."""
 
-    def factors(self) -> FactorProblem:
+    def factors(self, lower: bool = False) -> FactorProblem:
+        """The factor problem: exact, or, where a shared value is charged per edge, an upper bound
+        (a lower bound with `lower`)."""
         problem = FactorProblem(
             [v.compute + v.comm for v in self.variables], constant=self.const_compute + self.const_comm)
         for e in self.edges:
@@ -187,8 +190,22 @@ class GlobalProblem:
         for s in self.shared:
             if s.table is not None:
                 problem.add_factor(s.scope, s.table)
+            else:
+                for scope, table in s.pairs(lower):
+                    problem.add_factor(scope, table)
         problem.memory_terms, problem.memory = self.memory_terms, self.memory
         return problem
+
+    def value(self, choice: list[int], factors: FactorProblem) -> float:
+        """The exact objective of `choice` (`plan_objective` of the plan), from the upper-bound
+        `factors` with each per-edge value's charge replaced by its shared boxing."""
+        total = factors.value(choice)
+        for s in self.shared:
+            if not s.exact:
+                for scope, table in s.pairs(False):
+                    total -= float(table[tuple(choice[w] for w in scope)])
+                total += s.seconds(choice)
+        return total
 
     def per_edge(self) -> list[str]:
         """The values whose shared boxing the model charges per consuming edge (an upper bound)."""
@@ -429,14 +446,8 @@ class Builder:
         shared.fixed[[column[t] for t in conversions]] = True
         shared.build(domains)
         self.problem.shared.append(shared)
-        if shared.exact:
-            for w in shared.scope:
-                self.problem.shared_at.setdefault(w, []).append(shared)
-            return
-        for v, needs in uses:  # per edge: an upper bound, named by `GlobalProblem.per_edge`
-            self._edge(value, needs, v, variables[v], mesh)
-        for target in conversions:
-            self._convert(value, target, mesh)
+        for w in shared.scope:
+            self.problem.shared_at.setdefault(w, []).append(shared)
 
     def _bytes(self, value: SSAValue) -> tuple[float, tuple[int, np.ndarray] | None]:
         ty = value.type

@@ -6,8 +6,8 @@ boxing of its inputs, with its producers as the search chose them — the choice
 the budget, the solver with its lower bound, gap and time, the SBP chosen for every free argument,
 and every op where the whole-program choice differs from the best local (greedy, op-by-op) one,
 with what it costs there — the price paid locally for a cheaper program; and every value whose
-shared boxing the model charges per consuming edge (too big a factor: there the objective is an
-upper bound, `passes/global_shared.py`).
+shared boxing had no exact factor (too big, `passes/global_shared.py`): the search optimised per-edge
+upper and lower bounds there, so the objective is exact and the gap may be non-zero.
 """
 
 from __future__ import annotations
@@ -107,8 +107,8 @@ def render_global(section: dict[str, Any]) -> list[str]:
         f"{section['lower_bound_s'] * US:.3f} us, gap {section['gap'] * 100:.4f} %",
     ]
     lines.extend(f"global: free argument {name} = {sbp}" for name, sbp in section["free_args"].items())
-    lines.extend(f"global: {value}'s boxing is charged per consuming edge, not once per target (the shared "
-                 f"factor would exceed {global_shared.MAX_SHARED_TABLE} entries): the objective is an upper bound there"
+    lines.extend(f"global: {value}'s shared boxing has no exact factor (it would exceed "
+                 f"{global_shared.MAX_SHARED_TABLE} entries): bounded per consuming edge, see the gap"
                  for value in section["per_edge"])
     for entry in section["differs"]:
         lines.append(f"global: op {entry['op']}: chose {entry['chosen']}; best local {entry['best_local']} is "

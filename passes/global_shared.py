@@ -11,8 +11,11 @@ fixed) and its consumer variables; a consumer using the value twice (`x * x`) is
 Tables are computed over classes — a producer's choices with one output SBP are one class, a
 consumer's choices needing one set of targets are one class — and expanded to full domains (the
 layout of `FactorProblem.factors`). A factor whose full table would exceed `MAX_SHARED_TABLE`
-(1e6) entries is not built: that value is charged per consuming edge (an upper bound on its true
-boxing time), and `Shared.exact` is False so the report says where the model is an upper bound.
+(1e6) entries is not built (nor would elimination stay narrow with it): that value is charged per
+consuming edge instead — pairs, an upper bound on its boxing time — and `Shared.exact` is False, so
+the report names it. Its lower-bound twin charges each consumer's boxing to t divided by the
+number of uses that can need t (Σ_t w·[n_t ≥ 1] ≥ Σ_t w·n_t / c_t since n_t ≤ c_t), also pairs:
+`global_search` solves that too, for a proved bound, and prices the plan exactly (`seconds`).
 A value with one priced use keeps the plain pair factor (`global_problem.Edge`). An existing
 `sbp.boxing` or collective of the input program is its own op, never shared (materialize-boxing
 leaves it alone), and is priced on its own.
@@ -94,6 +97,28 @@ class Shared:
         choices: the targets it needs that no other use does."""
         price = self.row(choice) * ~self.targets_of(choice, without=v)
         return self.needs[v].astype(float) @ price
+
+    def seconds(self, choice: list[int]) -> float:
+        """The value's boxing seconds under `choice`, exactly (one boxing per distinct target)."""
+        return float(self.row(choice) @ self.targets_of(choice))
+
+    def pairs(self, lower: bool) -> list[tuple[tuple[int, ...], np.ndarray]]:
+        """The per-edge charging of a value left without its factor, as factors of scope ≤ 2: the
+        upper bound (every consumer pays its targets; each `to_global` target once) or, with
+        `lower`, the lower bound (a target of a `to_global` paid once and by no consumer, any
+        other split among the consumers that can need it)."""
+        assert self.fixed is not None
+        weight = np.ones(len(self.targets))
+        if lower:
+            able = sum(needs.any(axis=0).astype(float) for needs in self.needs.values())
+            weight = np.where(self.fixed, 0.0, 1.0 / np.maximum(able, 1.0))
+        prices = self.price[self.rows]  # (producer choices, targets)
+        head = () if self.source is None else (self.source,)
+        out: list[tuple[tuple[int, ...], np.ndarray]] = [(head, self.conversions() if head else self.conversions()[0])]
+        for v, needs in self.needs.items():
+            table = prices @ (needs * weight).T
+            out.append(((*head, v), table if head else table[0]))
+        return out
 
     def conversions(self) -> np.ndarray:
         """Per producer choice, the boxing of the `to_global` targets (a producer's local cost)."""

@@ -9,6 +9,7 @@ import random
 import numpy as np
 import pytest
 
+from bench.gen_gpt import gpt_stack
 from sbpc import api
 from sbpc.dialects.sbp import BROADCAST, split
 from sbpc.passes import global_shared
@@ -59,26 +60,46 @@ def test_one_shared_all_gather_changes_the_optimum() -> None:
     assert result.problem.per_edge() == []
 
 
-def test_charged_per_edge_the_search_gathers_twice(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The fallback (factor bound 0): %h charged per edge, the search gathers %x and %y before the
-    add instead — a worse plan under the true objective, and the report says the model is an upper
-    bound at %h."""
+def test_without_its_factor_the_value_is_bounded_per_edge(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fallback (factor bound 0): charged per edge (upper bound), the optimum gathers %x and %y
+    before the add — worse, priced exactly; charged a third of an all-gather per consumer (lower
+    bound), it gathers %h once. The search keeps the better plan, exactly priced, with the lower
+    bound's bound (tight here), and the report names %h."""
     shared = api.parse(THREE_CONSUMERS).module
     (exact,) = infer_module_global(shared, None)
     monkeypatch.setattr(global_shared, "MAX_SHARED_TABLE", 0)
     module = api.parse(THREE_CONSUMERS).module
     (result,) = infer_module_global(module, None)
-    assert signatures(module)[0] == "#sbp.sig<[B], [B] -> [B]>"
-    assert result.problem.per_edge() == ["%h"]
+    problem = result.problem
+    assert problem.per_edge() == ["%h"] and not problem.factors().factors
     time_us, _ = all_gather_of_h()
-    assert plan_objective(module).comm_s == pytest.approx(2 * time_us * 1e-6, rel=1e-12)
-    assert plan_objective(module).total_s > plan_objective(shared).total_s
-    # The per-edge model prices the shared plan's one all-gather three times: an upper bound.
-    upper = result.problem.factors().value(exact.solution.choice)
-    assert upper == pytest.approx(exact.solution.objective + 2 * time_us * 1e-6, rel=1e-12)
+    upper = eliminate(problem.factors())
+    assert upper is not None and upper.choice != exact.solution.choice
+    assert problem.value(upper.choice, problem.factors()) == pytest.approx(
+        exact.solution.objective + time_us * 1e-6 + 0.36e-6, rel=1e-9)  # one more all-gather, the add replicated
+    # The per-edge model prices the shared plan's one all-gather three times.
+    assert problem.factors().value(exact.solution.choice) == pytest.approx(
+        exact.solution.objective + 2 * time_us * 1e-6, rel=1e-12)
+    assert result.solution.choice == exact.solution.choice
+    assert result.solution.objective == pytest.approx(plan_objective(module).total_s, rel=1e-12)
+    assert result.solution.objective == pytest.approx(exact.solution.objective, rel=1e-12)
+    assert result.solution.lower_bound == pytest.approx(result.solution.objective, rel=1e-12)
+    assert result.solution.solver == "elimination+bound(elimination)"
     text = api.report_text(api.parse(THREE_CONSUMERS), "global")
-    assert ("global: %h's boxing is charged per consuming edge, not once per target (the shared factor would "
-            "exceed 0 entries): the objective is an upper bound there") in text
+    assert ("global: %h's shared boxing has no exact factor (it would exceed 0 entries): bounded per "
+            "consuming edge, see the gap") in text
+
+
+def test_gpt_block_qkv_fan_out_is_bounded_with_gap_zero() -> None:
+    """bench/gen_gpt.py, 1 layer, weights free: the LayerNorm output read by Q, K and V would need a
+    9·49³-entry factor; bounded per edge instead, the plan is still proved optimal (gap 0) and its
+    objective is plan_objective's."""
+    module = api.parse(gpt_stack(1, weights="free")).module
+    (result,) = infer_module_global(module, None)
+    assert result.problem.per_edge() == ["%l0_n1"]
+    assert result.solution.objective == pytest.approx(plan_objective(module).total_s, rel=1e-12)
+    assert result.solution.lower_bound == pytest.approx(result.solution.objective, rel=1e-12)
+    assert len(result.problem.factors().factors) == 3  # the softmax's two fan-outs and the residual
 
 
 def test_the_plan_runs_and_sends_the_modelled_bytes() -> None:
