@@ -189,7 +189,7 @@ class GlobalProblem:
             problem.add_pair(e.source, e.consumer, e.table)
         for s in self.shared:
             if s.table is not None:
-                problem.add_factor(s.scope, s.table)
+                problem.add_factor(s.scope, s.table, s.form())
             else:
                 for scope, table in s.pairs(lower):
                     problem.add_factor(scope, table)

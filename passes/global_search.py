@@ -25,7 +25,7 @@ from sbpc.dialects.errors import OpError
 from sbpc.dialects.sbp import GlobalTensorType, NdSbpAttr, SignatureAttr
 from sbpc.dialects.sbp_ops import BoxingOp, ToGlobalOp
 from sbpc.passes.global_problem import Builder, GlobalProblem, Pricer
-from sbpc.passes.global_solver import FactorProblem, Solution, min_budget, solve
+from sbpc.passes.global_solver import FactorProblem, Solution, lagrangian, min_budget, solve
 from sbpc.passes.infer_cache import InferenceCache
 from sbpc.passes.infer_sbp import check_explicit, functions
 
@@ -74,15 +74,21 @@ def search_function(f: func.FuncOp, cache: InferenceCache, pricer: Pricer, budge
 def bound_per_edge(problem: GlobalProblem, factors: FactorProblem, solution: Solution, budget: int | None) -> Solution:
     """Where shared values are charged per edge (`GlobalProblem.per_edge`), `solution` optimises an
     upper bound: solve the matching lower bound too, keep whichever plan is cheaper priced exactly,
-    and report that exact objective with the lower bound's bound (a gap where the two differ)."""
+    and report that exact objective with the lower bound's bound (a gap where the two differ). Under
+    a budget the lower bound is its Lagrangian relaxation alone (elimination only: no second MIP)."""
     started = time.perf_counter()
-    lower = solve(problem.factors(lower=True), None if budget is None else float(budget))
+    relaxed = problem.factors(lower=True)
+    if budget is None:
+        lower = solve(relaxed)
+        bound = -np.inf if lower is None else lower.lower_bound
+    else:
+        lower, bound = lagrangian(relaxed, float(budget))
     plans = [solution.choice] + ([] if lower is None else [lower.choice])
     exact = [problem.value(c, factors) for c in plans]
     best = int(np.argmin(exact))
-    bound = exact[best] if lower is None else min(exact[best], lower.lower_bound)
-    solver = solution.solver + ("" if lower is None else f"+bound({lower.solver})")
-    return Solution(plans[best], exact[best], bound, solver, solution.solve_s + time.perf_counter() - started)
+    solver = solution.solver + ("+bound(elimination)" if budget is None else "+bound(lagrangian)")
+    return Solution(plans[best], exact[best], min(exact[best], bound), solver,
+                    solution.solve_s + time.perf_counter() - started)
 
 
 def apply_solution(problem: GlobalProblem, choice: list[int]) -> None:

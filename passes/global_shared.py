@@ -30,6 +30,7 @@ import numpy as np
 from xdsl.ir import SSAValue
 
 from sbpc.dialects.sbp import NdSbpAttr
+from sbpc.passes.global_solver import CoverForm
 
 MAX_SHARED_TABLE = 1_000_000
 """The largest factor (full-domain entries) a shared value gets; beyond it, per-edge charging."""
@@ -60,6 +61,11 @@ class Shared:
 
     def size(self, domains: list[int]) -> int:
         return math.prod(domains[v] for v in self.scope)
+
+    def form(self) -> CoverForm:
+        """The factor's structure, for HiGHS's compact formulation."""
+        assert self.fixed is not None
+        return CoverForm(self.source, self.rows, self.price, self.needs, self.fixed)
 
     def build(self, domains: list[int]) -> None:
         """The factor table, unless it exceeds `MAX_SHARED_TABLE` entries."""
