@@ -16,9 +16,12 @@ consuming edge instead — pairs, an upper bound on its boxing time — and `Sha
 the report names it. Its lower-bound twin charges each consumer's boxing to t divided by the
 number of uses that can need t (Σ_t w·[n_t ≥ 1] ≥ Σ_t w·n_t / c_t since n_t ≤ c_t), also pairs:
 `global_search` solves that too, for a proved bound, and prices the plan exactly (`seconds`).
+HiGHS reads the factor's structure (`form`, a `global_solver.CoverForm`) rather than its table.
 A value with one priced use keeps the plain pair factor (`global_problem.Edge`). An existing
 `sbp.boxing` or collective of the input program is its own op, never shared (materialize-boxing
-leaves it alone), and is priced on its own.
+leaves it alone), and is priced on its own. A `to_global` result is a value of its own, as the
+report counts it (materialize-boxing folds the uses of an identity `to_global` into its source's:
+not modelled).
 """
 
 from __future__ import annotations
