@@ -2,10 +2,12 @@
 
 `plan_objective(module)` prices the signatures a module already carries — whichever rule chose
 them — with the whole-program model the search minimises: Σ op compute time (compute_model), Σ
-boxing time from each operand's SBP to what its op's signature needs and of every explicit
-conversion (the α-β planner on the placement's links), and the per-device memory (arguments'
-local bytes plus the most local bytes live at one op in program order). So plans of
-rule=oneflow, rule=cost and rule=global compare under one objective.
+boxing time (the α-β planner on the placement's links) once per value and distinct target SBP
+among what its consumers' signatures need and its `to_global`s ask — the boxings
+materialize-boxing inserts and shares, the bytes `sbp-run` counts — plus every `sbp.boxing` or
+collective already in the program, and the per-device memory (arguments' local bytes plus the
+most local bytes live at one op in program order). So plans of rule=oneflow, rule=cost and
+rule=global compare under one objective.
 """
 
 from __future__ import annotations
@@ -75,6 +77,8 @@ def function_objective(f: func.FuncOp, pricer: Pricer) -> tuple[float, float, in
 
     block = f.body.block
     ops = list(block.ops)
+    boxed: dict[SSAValue, dict[NdSbpAttr, None]] = {}
+    """Per value, the distinct targets it is boxed to (one shared boxing each)."""
     for op in ops:
         if op.get_trait(SbpRule) is not None:
             sig = op.attributes.get("sbp.signature")
@@ -87,10 +91,18 @@ def function_objective(f: func.FuncOp, pricer: Pricer) -> tuple[float, float, in
             compute += op_compute_s(op, op.get_trait(FlopModel), in_types, [r.type for r in op.results],  # type: ignore[arg-type]
                                     (ins, outs), m.hierarchy, m.device)
             for v, need in zip(op.operands, ins, strict=True):
-                comm += pricer.boxing_s(v.type, _sbp(op, v), need, m)  # type: ignore[arg-type]
-        elif isinstance(op, ToGlobalOp | BoxingOp | CollectiveOp):
+                if need != _sbp(op, v):
+                    boxed.setdefault(v, {})[need] = None
+        elif isinstance(op, ToGlobalOp):
+            src = op.operands[0]
+            if _sbp(op, op.results[0]) != _sbp(op, src):
+                boxed.setdefault(src, {})[_sbp(op, op.results[0])] = None
+        elif isinstance(op, BoxingOp | CollectiveOp):  # already in the program: its own op, not shared
             src, dst = op.operands[0], op.results[0]
             comm += pricer.boxing_s(src.type, _sbp(op, src), _sbp(op, dst), mesh(op, src.type))  # type: ignore[arg-type]
+    for v, targets in boxed.items():
+        for need in targets:
+            comm += pricer.boxing_s(v.type, _sbp(f, v), need, mesh(f, v.type))  # type: ignore[arg-type]
     position = {op: t for t, op in enumerate(ops)}
     base = sum(nbytes(a) for a in block.args)
     delta = [0] * (len(ops) + 1)

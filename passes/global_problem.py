@@ -17,7 +17,12 @@ Factors (seconds):
 * pairwise: between a producer (op or free argument) and a consumer, the time of the boxing from
   the producer's chosen output SBP to the consumer's chosen input SBP, planned by
   `cost_model.transition_time` — the α-β Dijkstra `lower-boxing{planner=optimal}` runs, on the
-  placement's `links`, through one `PlannerCache`.
+  placement's `links`, through one `PlannerCache`;
+* shared (`passes/global_shared.py`): a value with several priced uses (operands of ops, its
+  `to_global`s) pays one boxing per distinct target, as `materialize-boxing` inserts them — one
+  factor over its producer and consumers (per-edge pairs, an upper bound, where that factor would
+  exceed `global_shared.MAX_SHARED_TABLE` entries; `GlobalProblem.per_edge` names those values,
+  `factors(lower=True)` is the matching lower bound and `value` prices a plan exactly).
 
 Memory rows (only when a budget is given): per op in program order, the local bytes of every
 function argument plus those of every value live there (from its definition to its last use).
@@ -42,6 +47,7 @@ from sbpc.dialects.sharding import fits_shape
 from sbpc.dialects.signatures import NdSig, SbpRule
 from sbpc.passes.compute_model import DeviceFigures, device_figures, local_bytes, op_compute_s
 from sbpc.passes.cost_model import DEFAULT_MODEL, CommModel, PlannerCache, placement_model, transition_time
+from sbpc.passes.global_shared import Shared
 from sbpc.passes.global_solver import FactorProblem, MemoryRow
 from sbpc.passes.infer_cache import CandidateList, InferenceCache, OpMeta, element_bytes, op_key_of
 from sbpc.passes.infer_sbp import check_hint
@@ -170,14 +176,40 @@ class GlobalProblem:
     const_comm: float = 0.0
     memory_terms: list[tuple[int, np.ndarray]] = field(default_factory=list)
     memory: list[MemoryRow] = field(default_factory=list)
+    shared: list[Shared] = field(default_factory=list)
+    shared_at: dict[int, list[Shared]] = field(default_factory=dict)
+    """Per variable, the shared values it produces or consumes."""
 
-    def factors(self) -> FactorProblem:
+    def factors(self, lower: bool = False) -> FactorProblem:
+        """The factor problem: exact, or, where a shared value is charged per edge, an upper bound
+        (a lower bound with `lower`)."""
         problem = FactorProblem(
             [v.compute + v.comm for v in self.variables], constant=self.const_compute + self.const_comm)
         for e in self.edges:
             problem.add_pair(e.source, e.consumer, e.table)
+        for s in self.shared:
+            if s.table is not None:
+                problem.add_factor(s.scope, s.table, s.form())
+            else:
+                for scope, table in s.pairs(lower):
+                    problem.add_factor(scope, table)
         problem.memory_terms, problem.memory = self.memory_terms, self.memory
         return problem
+
+    def value(self, choice: list[int], factors: FactorProblem) -> float:
+        """The exact objective of `choice` (`plan_objective` of the plan), from the upper-bound
+        `factors` with each per-edge value's charge replaced by its shared boxing."""
+        total = factors.value(choice)
+        for s in self.shared:
+            if not s.exact:
+                for scope, table in s.pairs(False):
+                    total -= float(table[tuple(choice[w] for w in scope)])
+                total += s.seconds(choice)
+        return total
+
+    def per_edge(self) -> list[str]:
+        """The values whose shared boxing the model charges per consuming edge (an upper bound)."""
+        return [describe_value(s.value) for s in self.shared if not s.exact]
 
     def compute_s(self, choice: list[int]) -> float:
         return self.const_compute + sum(float(v.compute[c]) for v, c in zip(self.variables, choice, strict=True))
@@ -185,18 +217,31 @@ class GlobalProblem:
     def local_cost(self, v: int, c: int, choice: list[int]) -> float:
         """Op v's own cost with choice c, its producers as in `choice`: compute and input boxing
         (what a greedy, op-by-op rule minimises)."""
-        var = self.variables[v]
-        total = float(var.compute[c] + var.comm[c])
-        for e in self.incoming.get(v, ()):
-            total += float(e.table[choice[e.source], c])
-        return total
+        return float(self.local_costs(v, choice)[c])
 
     def local_costs(self, v: int, choice: list[int]) -> np.ndarray:
+        """`local_cost` of every choice of v. An input shared with other uses costs what v adds
+        to its boxings (the targets no other use needs); the `to_global`s of v's results count
+        as v's, as they do unshared."""
         var = self.variables[v]
         total = var.compute + var.comm
         for e in self.incoming.get(v, ()):
             total = total + e.table[choice[e.source]]
+        for s in self.shared_at.get(v, ()):
+            if v in s.needs:
+                total = total + s.marginal(v, choice)
+            if v == s.source:
+                total = total + s.conversions()
         return total
+
+
+def describe_value(value: SSAValue) -> str:
+    """`%name` of a value, or its type and defining op."""
+    if value.name_hint:
+        return f"%{value.name_hint}"
+    ty = value.type
+    where = value.owner.name if isinstance(value.owner, Operation) else "an argument"
+    return f"{ty.describe() if isinstance(ty, GlobalTensorType) else ty} of {where}"
 
 
 def argument_domain(ty: GlobalTensorType, hierarchy: tuple[int, ...]) -> list[NdSbpAttr]:
@@ -228,6 +273,8 @@ class Builder:
         self.sources: dict[SSAValue, Source] = {}
         self.meshes: dict[str, Mesh] = {}
         self.compute_memo: dict[tuple[object, ...], np.ndarray] = {}
+        self.pending: dict[SSAValue, tuple[list[tuple[int, tuple[NdSbpAttr, ...]]], list[NdSbpAttr]]] = {}
+        """Values with several priced uses: (op uses (variable, needs), to_global targets)."""
 
     def mesh(self, anchor: Operation, ty: GlobalTensorType) -> Mesh:
         found = self.meshes.get(ty.placement_name)
@@ -262,6 +309,9 @@ class Builder:
             elif not isinstance(op, func.ReturnOp) and any(
                     isinstance(v.type, GlobalTensorType) for v in (*op.operands, *op.results)):
                 raise OpError(op, f"{describe_op(op)}: {op.name} has no SBP signature rule")
+        domains = [len(var.choices) for var in self.problem.variables]
+        for value, (uses, conversions) in self.pending.items():
+            self._shared(value, uses, conversions, domains)
         if self.budget is not None:
             self._memory()
         return self.problem
@@ -318,8 +368,27 @@ class Builder:
         for j, r in enumerate(op.results):
             self.sources[r] = (None, v, j)
 
+    def _pending(self, value: SSAValue) -> tuple[list[tuple[int, tuple[NdSbpAttr, ...]]], list[NdSbpAttr]] | None:
+        """The uses collected so far if `value` has several priced uses (operands of ops with an
+        SBP rule, `to_global`s), else None (priced at once, per edge)."""
+        found = self.pending.get(value)
+        if found is None:
+            priced = sum(1 for use in value.uses
+                         if isinstance(use.operation, ToGlobalOp) or use.operation.get_trait(SbpRule) is not None)
+            if priced < 2:
+                return None
+            found = self.pending[value] = ([], [])
+        return found
+
     def _feed(self, value: SSAValue, needs: tuple[NdSbpAttr, ...], v: int, var: Var, mesh: Mesh) -> None:
         """Price `value` arriving as `needs[c]` under each choice c of variable v."""
+        pending = self._pending(value)
+        if pending is not None:
+            pending[0].append((v, needs))
+            return
+        self._edge(value, needs, v, var, mesh)
+
+    def _edge(self, value: SSAValue, needs: tuple[NdSbpAttr, ...], v: int, var: Var, mesh: Mesh) -> None:
         ty = value.type
         assert isinstance(ty, GlobalTensorType)
         fixed, u, j = self.sources[value]
@@ -337,14 +406,48 @@ class Builder:
         assert isinstance(ty, GlobalTensorType) and isinstance(out, GlobalTensorType)
         if out.nd_sbp is None:
             raise OpError(op, f"{describe_op(op)}: the result type of {op.name} must give the target SBP")
-        mesh = self.mesh(op, ty)
+        pending = self._pending(src) if isinstance(op, ToGlobalOp) else None
+        if pending is not None:
+            pending[1].append(out.nd_sbp)
+        else:
+            self._convert(src, out.nd_sbp, self.mesh(op, ty))
+        self.sources[dst] = (out.nd_sbp, None, 0)
+
+    def _convert(self, src: SSAValue, target: NdSbpAttr, mesh: Mesh) -> None:
+        ty = src.type
+        assert isinstance(ty, GlobalTensorType)
         fixed, u, j = self.sources[src]
         if fixed is not None:
-            self.problem.const_comm += self.pricer.boxing_s(ty, fixed, out.nd_sbp, mesh)
+            self.problem.const_comm += self.pricer.boxing_s(ty, fixed, target, mesh)
         else:
             var = self.problem.variables[u]  # type: ignore[index]
-            var.comm = var.comm + self.pricer.matrix(ty, var.outputs(j), (out.nd_sbp,), mesh)[:, 0]
-        self.sources[dst] = (out.nd_sbp, None, 0)
+            var.comm = var.comm + self.pricer.matrix(ty, var.outputs(j), (target,), mesh)[:, 0]
+
+    def _shared(self, value: SSAValue, uses: list[tuple[int, tuple[NdSbpAttr, ...]]],
+                conversions: list[NdSbpAttr], domains: list[int]) -> None:
+        """One factor for a value with several priced uses (see `passes/global_shared.py`)."""
+        ty = value.type
+        assert isinstance(ty, GlobalTensorType)
+        mesh = self.mesh(self.f, ty)
+        fixed, u, j = self.sources[value]
+        variables = self.problem.variables
+        outs = (fixed,) if fixed is not None else variables[u].outputs(j)  # type: ignore[index]
+        rows, classes = _classes(outs)  # type: ignore[arg-type]
+        targets = list(dict.fromkeys([*(n for _, needs in uses for n in needs), *conversions]))
+        column = {t: k for k, t in enumerate(targets)}
+        price = self.pricer.matrix(ty, tuple(classes), tuple(targets), mesh)
+        shared = Shared(value, u, rows, targets, price, fixed=np.zeros(len(targets), dtype=bool))
+        for v, needs in uses:
+            mask = np.zeros((len(needs), len(targets)), dtype=bool)
+            mask[np.arange(len(needs)), [column[n] for n in needs]] = True
+            found = shared.needs.get(v)
+            shared.needs[v] = mask if found is None else found | mask
+        assert shared.fixed is not None
+        shared.fixed[[column[t] for t in conversions]] = True
+        shared.build(domains)
+        self.problem.shared.append(shared)
+        for w in shared.scope:
+            self.problem.shared_at.setdefault(w, []).append(shared)
 
     def _bytes(self, value: SSAValue) -> tuple[float, tuple[int, np.ndarray] | None]:
         ty = value.type

@@ -5,7 +5,9 @@ boxing of its inputs, with its producers as the search chose them — the choice
 `global` section: the objective split into compute and communication, the memory per device and
 the budget, the solver with its lower bound, gap and time, the SBP chosen for every free argument,
 and every op where the whole-program choice differs from the best local (greedy, op-by-op) one,
-with what it costs there — the price paid locally for a cheaper program.
+with what it costs there — the price paid locally for a cheaper program; and every value whose
+shared boxing had no exact factor (too big, `passes/global_shared.py`): the search optimised per-edge
+upper and lower bounds there, so the objective is exact and the gap may be non-zero.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Any
 from xdsl.dialects.builtin import ModuleOp
 
 from sbpc.dialects.sbp import GlobalTensorType
+from sbpc.passes import global_shared
 from sbpc.passes.global_objective import plan_objective
 from sbpc.passes.global_problem import Pricer
 from sbpc.passes.global_search import FunctionResult, free_arguments, infer_module_global
@@ -59,6 +62,7 @@ def global_records(
         "solve_s": sum(r.solution.solve_s for r in results),
         "free_args": free,
         "differs": differs,
+        "per_edge": [v for r in results for v in r.problem.per_edge()],
     }
     return records, section
 
@@ -105,6 +109,9 @@ def render_global(section: dict[str, Any]) -> list[str]:
         f"{section['lower_bound_s'] * US:.3f} us, gap {section['gap'] * 100:.4f} %",
     ]
     lines.extend(f"global: free argument {name} = {sbp}" for name, sbp in section["free_args"].items())
+    lines.extend(f"global: {value}'s shared boxing has no exact factor (it would exceed "
+                 f"{global_shared.MAX_SHARED_TABLE} entries): bounded per consuming edge, see the gap"
+                 for value in section["per_edge"])
     for entry in section["differs"]:
         lines.append(f"global: op {entry['op']}: chose {entry['chosen']}; best local {entry['best_local']} is "
                      f"{entry['local_extra_us']:.3f} us cheaper there (compute {entry['compute_extra_us']:+.3f} us, "

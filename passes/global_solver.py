@@ -1,5 +1,7 @@
 """Min-sum solvers for `infer-sbp{rule=global}`: pick one choice per variable minimising
-Σ unary[v][c_v] + Σ pair[u, v][c_u, c_v], optionally under linear memory budgets.
+Σ unary[v][c_v] + Σ pair[u, v][c_u, c_v] + Σ factor[scope][c_scope], optionally under linear
+memory budgets. General factors (scope ≥ 3) price a value shared by several consumers (one boxing
+per distinct target, `passes/global_problem.py`).
 
 * `eliminate`: exact min-sum variable elimination (dynamic programming on the factor graph).
   Each step removes the variable whose elimination builds the smallest table (greedy min-size
@@ -11,8 +13,15 @@
 * `solve_mip`: the same problem as a mixed-integer program for HiGHS: one-hot binaries per
   variable, and per pair factor continuous pair variables over the factor's distinct rows and
   columns (a producer's candidates with one output SBP give one row) tied to the one-hots by
-  marginal constraints (Alpa's formulation, compressed); with a budget, one row per memory
-  constraint. It reports the incumbent, HiGHS's dual bound and the gap.
+  marginal constraints (Alpa's formulation, compressed); a general factor likewise, one
+  continuous variable per cell of its table compressed along every axis (choices whose slices
+  are equal are one class), tied to the one-hots by one marginal row per axis class — with the
+  one-hots integral the only feasible cell is the chosen one, so it is exact. A factor with a
+  `CoverForm` (a shared boxing: Σ over needed targets of price[producer class, target]) is
+  written compactly instead: y[k, t] ("class k boxed to t"), priced, bounded below by every
+  consumer's pair marginals (producer class k, a need class needing t) — costs ≥ 0 push y down
+  to the OR over consumers, exact at integral one-hots, and as tight per consumer as a pair. With a budget, one row per
+  memory constraint. It reports the incumbent, HiGHS's dual bound and the gap.
 * `lagrangian`: the memory rows relaxed with multipliers (a row's bytes are a sum of unary terms,
   so each relaxed problem is solved exactly by `eliminate`): a lower bound, and the plans within
   budget met on the way (subgradient steps, then the best multipliers scaled up until one fits).
@@ -46,16 +55,33 @@ class MemoryRow:
     terms: list[int]
 
 
+@dataclass(frozen=True)
+class CoverForm:
+    """A general factor's structure, for a compact MIP: its value is Σ over targets t needed of
+    price[rows[c_source], t] (row 0 without a source), where t is needed if `fixed[t]` or some
+    consumer v's choice c has needs[v][c, t]."""
+
+    source: int | None
+    rows: np.ndarray
+    price: np.ndarray
+    needs: dict[int, np.ndarray]
+    fixed: np.ndarray
+
+
 @dataclass
 class FactorProblem:
-    """Domains are `len(unary[v])`; `pairs[(u, v)]` (u < v) has shape (k_u, k_v). Memory: terms
-    (variable, bytes per choice), shared by the rows (program points) they are live at."""
+    """Domains are `len(unary[v])`; `pairs[(u, v)]` (u < v) has shape (k_u, k_v); each of
+    `factors` is (scope, table): scope ≥ 3 ascending variables, table axes in scope order. Memory:
+    terms (variable, bytes per choice), shared by the rows (program points) they are live at."""
 
     unary: list[np.ndarray]
     pairs: dict[tuple[int, int], np.ndarray] = field(default_factory=dict)
     constant: float = 0.0
     memory_terms: list[tuple[int, np.ndarray]] = field(default_factory=list)
     memory: list[MemoryRow] = field(default_factory=list)
+    factors: list[tuple[tuple[int, ...], np.ndarray]] = field(default_factory=list)
+    forms: dict[int, CoverForm] = field(default_factory=dict)
+    """Optional compact MIP forms of general factors, by index in `factors` (the table rules)."""
 
     def add_pair(self, u: int, v: int, table: np.ndarray) -> None:
         """Add a factor over (u, v) (parallel factors are summed)."""
@@ -67,9 +93,27 @@ class FactorProblem:
         found = self.pairs.get((u, v))
         self.pairs[u, v] = table if found is None else found + table
 
+    def add_factor(self, scope: tuple[int, ...], table: np.ndarray, form: CoverForm | None = None) -> None:
+        """Add a factor over distinct variables `scope` (table axes in that order): kept as a
+        unary, a pair or a general factor by its size, its scope sorted; `form` is its structure
+        for the MIP, if known."""
+        order = sorted(range(len(scope)), key=scope.__getitem__)
+        scope, table = tuple(scope[i] for i in order), np.transpose(table, order)
+        if len(scope) == 0:
+            self.constant += float(table)
+        elif len(scope) == 1:
+            self.unary[scope[0]] = self.unary[scope[0]] + table
+        elif len(scope) == 2:
+            self.add_pair(scope[0], scope[1], table)
+        else:
+            if form is not None:
+                self.forms[len(self.factors)] = form
+            self.factors.append((scope, table))
+
     def value(self, choice: list[int]) -> float:
         total = self.constant + sum(float(t[c]) for t, c in zip(self.unary, choice, strict=True))
-        return total + sum(float(t[choice[u], choice[v]]) for (u, v), t in self.pairs.items())
+        total += sum(float(t[choice[u], choice[v]]) for (u, v), t in self.pairs.items())
+        return total + sum(float(t[tuple(choice[w] for w in scope)]) for scope, t in self.factors)
 
     def row_bytes(self, choice: list[int]) -> np.ndarray:
         """The bytes of every memory row under `choice`."""
@@ -130,6 +174,12 @@ def eliminate(problem: FactorProblem, max_table: int = MAX_TABLE) -> Solution | 
         holding[v].add(fid)
         neighbours[u].add(v)
         neighbours[v].add(u)
+    for scope, table in problem.factors:
+        fid = len(factors)
+        factors[fid] = (scope, np.asarray(table, dtype=float))
+        for w in scope:
+            holding[w].add(fid)
+            neighbours[w].update(r for r in scope if r != w)
     next_id = len(factors)
 
     def cost(v: int) -> int:
@@ -275,6 +325,76 @@ def _pair_rows(model: _Model, problem: FactorProblem, starts: list[int]) -> None
             model.row(0.0, 0.0, [first + i * b + j for i in range(a)] + members, [1.0] * a + [-1.0] * len(members))
 
 
+def _factor_rows(model: _Model, problem: FactorProblem, starts: list[int]) -> None:
+    """General factors: one column per cell of the class-compressed table, one marginal row per
+    axis class (Σ of its cells = Σ of the one-hots of its choices)."""
+    for i, (scope, table) in enumerate(problem.factors):
+        form = problem.forms.get(i)
+        if form is not None:
+            _cover_rows(model, form, starts)
+            continue
+        classes = np.asarray(table, dtype=float)
+        members: list[np.ndarray] = []
+        for axis in range(len(scope)):
+            moved = np.moveaxis(classes, axis, 0)
+            rows, of = np.unique(moved.reshape(moved.shape[0], -1), axis=0, return_inverse=True)
+            classes = np.moveaxis(rows.reshape(-1, *moved.shape[1:]), 0, axis)
+            members.append(of.reshape(-1))
+        if classes.size == 1:  # constant: on the first variable's one-hots, which sum to 1
+            u = scope[0]
+            for c in range(len(problem.unary[u])):
+                model.costs[starts[u] + c] += float(classes.flat[0]) * US
+            continue
+        first = model.columns(classes.reshape(-1) * US, integer=False)
+        cells = np.arange(classes.size).reshape(classes.shape)
+        for axis, (v, of) in enumerate(zip(scope, members, strict=True)):
+            for k in range(classes.shape[axis]):
+                ones = [starts[v] + c for c in np.flatnonzero(of == k)]
+                index = [first + int(i) for i in np.take(cells, k, axis=axis).reshape(-1)]
+                model.row(0.0, 0.0, index + ones, [1.0] * len(index) + [-1.0] * len(ones))
+
+
+def _cover_rows(model: _Model, form: CoverForm, starts: list[int]) -> None:
+    """A `CoverForm` factor. y[k, t] ≥ (producer in class k and consumer v needs t) for every
+    consumer v, through v's pair marginals q[k, j] over (producer class, v's need class) — Alpa's
+    tight pair form — and y priced price[k, t]: at integral one-hots the smallest y is the OR over
+    consumers, so the cost is one boxing per distinct target. A target a `to_global` needs is paid
+    on the producer's one-hots directly (without a producer: a constant, held by z = 1)."""
+    fixed = np.flatnonzero(form.fixed)
+    if form.source is None:
+        one = model.columns(np.array([float(form.price[0, fixed].sum()) * US]), integer=False)
+        model.row(1.0, 1.0, [one], [1.0])
+        ones_of = [[one]]
+    else:
+        ones_of = [[starts[form.source] + int(c) for c in np.flatnonzero(form.rows == k)]
+                   for k in range(len(form.price))]
+        for k, members in enumerate(ones_of):
+            for c in members:
+                model.costs[c] += float(form.price[k, fixed].sum()) * US
+    open_targets = [t for t in range(len(form.fixed)) if not form.fixed[t]]
+    y: dict[tuple[int, int], int] = {}
+    for k in range(len(form.price)):
+        for t in open_targets:
+            if form.price[k, t] > 0:
+                y[k, t] = model.columns(np.array([float(form.price[k, t]) * US]), integer=False)
+    if not y:
+        return
+    for v, needs in form.needs.items():
+        classes, of = np.unique(needs, axis=0, return_inverse=True)
+        of = of.reshape(-1)
+        a, b = len(ones_of), len(classes)
+        q = model.columns(np.zeros(a * b), integer=False)
+        for k, members in enumerate(ones_of):  # Σ_j q[k, j] = producer in class k
+            model.row(0.0, 0.0, [q + k * b + j for j in range(b)] + members, [1.0] * b + [-1.0] * len(members))
+        for j in range(b):  # Σ_k q[k, j] = consumer in need class j
+            members = [starts[v] + int(c) for c in np.flatnonzero(of == j)]
+            model.row(0.0, 0.0, [q + k * b + j for k in range(a)] + members, [1.0] * a + [-1.0] * len(members))
+        for (k, t), col in y.items():
+            needing = [q + k * b + j for j in np.flatnonzero(classes[:, t])]
+            if needing:
+                model.row(0.0, np.inf, [col, *needing], [1.0] + [-1.0] * len(needing))
+
+
 def _memory_rows(model: _Model, problem: FactorProblem, starts: list[int], budget: float, slack: int | None) -> None:
     """One row per distinct memory row, in units of `scale` bytes (HiGHS's tolerances are absolute)."""
     scale = max(budget, max((row.constant for row in problem.memory), default=1.0), 1.0)
@@ -312,6 +432,7 @@ def solve_mip(
     model = _Model()
     starts = _one_hots(model, problem, with_costs=True)
     _pair_rows(model, problem, starts)
+    _factor_rows(model, problem, starts)
     if budget is not None:
         _memory_rows(model, problem, starts, budget, None)
     hint = None
@@ -368,8 +489,8 @@ def lagrangian(
         for k in np.flatnonzero(weights):
             v, b = terms[k]
             unary[v] = unary[v] + weights[k] * b
-        return eliminate(FactorProblem(unary, problem.pairs, problem.constant + float(lam @ (consts - budget))),
-                         max_table)
+        return eliminate(FactorProblem(unary, problem.pairs, problem.constant + float(lam @ (consts - budget)),
+                                       factors=problem.factors), max_table)
 
     for _ in range(iterations):
         found = relax(lam)
