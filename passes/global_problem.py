@@ -180,9 +180,10 @@ class GlobalProblem:
     shared_at: dict[int, list[Shared]] = field(default_factory=dict)
     """Per variable, the shared values it produces or consumes."""
 
-    def factors(self, lower: bool = False) -> FactorProblem:
+    def factors(self, lower: bool = False, covers: bool = False) -> FactorProblem:
         """The factor problem: exact, or, where a shared value is charged per edge, an upper bound
-        (a lower bound with `lower`)."""
+        (a lower bound with `lower`); with `covers`, exact for HiGHS alone (such a value as a
+        `FactorProblem.covers` term, which elimination cannot read)."""
         problem = FactorProblem(
             [v.compute + v.comm for v in self.variables], constant=self.const_compute + self.const_comm)
         for e in self.edges:
@@ -190,6 +191,8 @@ class GlobalProblem:
         for s in self.shared:
             if s.table is not None:
                 problem.add_factor(s.scope, s.table, s.form())
+            elif covers:
+                problem.covers.append(s.form())
             else:
                 for scope, table in s.pairs(lower):
                     problem.add_factor(scope, table)

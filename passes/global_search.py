@@ -33,7 +33,16 @@ from sbpc.dialects.placement import PlacementOp
 from sbpc.dialects.sbp import GlobalTensorType, NdSbpAttr, SbpPrinter, SignatureAttr
 from sbpc.dialects.sbp_ops import BoxingOp, ToGlobalOp
 from sbpc.passes.global_problem import Builder, GlobalProblem, Pricer
-from sbpc.passes.global_solver import FactorProblem, Solution, min_budget, solve
+from sbpc.passes.global_solver import (
+    MIP_GAP,
+    FactorProblem,
+    Solution,
+    eliminate,
+    lagrangian,
+    min_budget,
+    solve,
+    solve_mip,
+)
 from sbpc.passes.infer_cache import InferenceCache
 from sbpc.passes.infer_sbp import check_explicit, functions
 
@@ -83,7 +92,10 @@ def search_function(f: func.FuncOp, cache: InferenceCache, pricer: Pricer, budge
     solution = cache.solutions.get(key)
     if solution is None:
         factors = problem.factors()
-        solution = solve(factors, None if budget is None else float(budget))
+        if problem.per_edge() and budget is not None:
+            solution = solve_bounded_with_budget(problem, factors, budget)
+        else:
+            solution = solve(factors, None if budget is None else float(budget))
         if solution is None:
             from sbpc.passes.sbp_report import human_bytes
 
@@ -91,12 +103,51 @@ def search_function(f: func.FuncOp, cache: InferenceCache, pricer: Pricer, budge
             raise OpError(
                 f, f"func.func @{f.sym_name.data}: mem={budget} bytes ({human_bytes(budget or 0)}) is too small; the "
                 f"smallest budget this function fits is {int(smallest)} bytes ({human_bytes(smallest)})")
-        if problem.per_edge():
+        if problem.per_edge() and budget is None:
             solution = bound_per_edge(problem, factors, solution, budget)
         cache.remember_solution(key, solution)
     solution = dataclasses.replace(solution, choice=list(solution.choice))  # the memo's copy stays as solved
     apply_solution(problem, solution.choice)
     return FunctionResult(problem, solution)
+
+
+def solve_bounded_with_budget(problem: GlobalProblem, factors: FactorProblem, budget: int) -> Solution | None:
+    """Under a budget, where shared values are charged per edge: plans from the upper bound
+    (`factors`) and its lower-bound twin — each one's elimination optimum if it fits, else the
+    Lagrangian's plans — priced exactly, the twin's bound kept; then, if a gap is left, one
+    time-limited HiGHS solve of the exact problem (those values as `covers`), started from the best
+    plan. One MIP, where solving both bounds as plans would take two. None: nothing fits."""
+    started = time.perf_counter()
+    plans: list[list[int]] = []
+    bound = -np.inf
+    for fp, is_lower in ((factors, False), (problem.factors(lower=True), True)):
+        exact = eliminate(fp)
+        if exact is None:
+            continue  # too wide to eliminate: HiGHS alone
+        if fp.memory_peak(exact.choice) <= budget:
+            plans.append(exact.choice)
+            bound = max(bound, exact.objective) if is_lower else bound
+            continue
+        relaxed, relaxed_bound = lagrangian(fp, float(budget))
+        if relaxed is not None:
+            plans.append(relaxed.choice)
+        bound = max(bound, relaxed_bound) if is_lower else bound
+    values = [problem.value(c, factors) for c in plans]
+    best = int(np.argmin(values)) if plans else -1
+    choice, value = (plans[best], values[best]) if plans else (None, np.inf)
+    solver = "lagrangian"
+    if choice is None or value - bound > MIP_GAP * abs(value):
+        mip = solve_mip(problem.factors(covers=True), float(budget), 60.0, MIP_GAP, choice)
+        solver += "+highs"
+        if mip is not None:
+            bound = max(bound, mip.lower_bound)
+            found = problem.value(mip.choice, factors)
+            if found < value:
+                choice, value = mip.choice, found
+    if choice is None:
+        return None
+    return Solution(choice, value, min(value, bound), f"{solver}(shared boxing bounded)",
+                    time.perf_counter() - started)
 
 
 def bound_per_edge(problem: GlobalProblem, factors: FactorProblem, solution: Solution, budget: int | None) -> Solution:

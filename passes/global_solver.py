@@ -68,6 +68,15 @@ class CoverForm:
     fixed: np.ndarray
 
 
+def cover_value(form: CoverForm, choice: list[int]) -> float:
+    """A `CoverForm`'s value under `choice`: one price per distinct target needed."""
+    needed = form.fixed.copy()
+    for v, needs in form.needs.items():
+        needed |= needs[choice[v]]
+    row = form.price[form.rows[0 if form.source is None else choice[form.source]]]
+    return float(row @ needed)
+
+
 @dataclass
 class FactorProblem:
     """Domains are `len(unary[v])`; `pairs[(u, v)]` (u < v) has shape (k_u, k_v); each of
@@ -82,6 +91,9 @@ class FactorProblem:
     factors: list[tuple[tuple[int, ...], np.ndarray]] = field(default_factory=list)
     forms: dict[int, CoverForm] = field(default_factory=dict)
     """Optional compact MIP forms of general factors, by index in `factors` (the table rules)."""
+    covers: list[CoverForm] = field(default_factory=list)
+    """Terms without a table, for HiGHS only (`solve_mip`, `value`): a factor too large to tabulate,
+    given exactly by its form. Elimination cannot read them (`eliminate` refuses such a problem)."""
 
     def add_pair(self, u: int, v: int, table: np.ndarray) -> None:
         """Add a factor over (u, v) (parallel factors are summed)."""
@@ -113,7 +125,8 @@ class FactorProblem:
     def value(self, choice: list[int]) -> float:
         total = self.constant + sum(float(t[c]) for t, c in zip(self.unary, choice, strict=True))
         total += sum(float(t[choice[u], choice[v]]) for (u, v), t in self.pairs.items())
-        return total + sum(float(t[tuple(choice[w] for w in scope)]) for scope, t in self.factors)
+        total += sum(float(t[tuple(choice[w] for w in scope)]) for scope, t in self.factors)
+        return total + sum(cover_value(form, choice) for form in self.covers)
 
     def row_bytes(self, choice: list[int]) -> np.ndarray:
         """The bytes of every memory row under `choice`."""
@@ -159,6 +172,8 @@ def _expand(scope: tuple[int, ...], table: np.ndarray, order: tuple[int, ...]) -
 
 def eliminate(problem: FactorProblem, max_table: int = MAX_TABLE) -> Solution | None:
     """The exact optimum by variable elimination, or None if some table would exceed `max_table`."""
+    if problem.covers:
+        raise ValueError("elimination cannot read covers (factors without a table)")
     started = time.perf_counter()
     sizes = [len(u) for u in problem.unary]
     factors: dict[int, tuple[tuple[int, ...], np.ndarray]] = {}
@@ -328,6 +343,8 @@ def _pair_rows(model: _Model, problem: FactorProblem, starts: list[int]) -> None
 def _factor_rows(model: _Model, problem: FactorProblem, starts: list[int]) -> None:
     """General factors: one column per cell of the class-compressed table, one marginal row per
     axis class (Σ of its cells = Σ of the one-hots of its choices)."""
+    for form in problem.covers:
+        _cover_rows(model, form, starts)
     for i, (scope, table) in enumerate(problem.factors):
         form = problem.forms.get(i)
         if form is not None:

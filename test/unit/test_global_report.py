@@ -7,7 +7,9 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -43,13 +45,17 @@ func.func @g(%x: !sbp.tensor<64x32xf32, @m>, %w: !sbp.tensor<32x64xf32, @m>) -> 
 def solves(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Every call of the solver rule=global uses, by the budget it was given."""
     calls: list[str] = []
-    real = global_search.solve
 
-    def counting(*args, **kwargs):
-        calls.append(repr(args[1] if len(args) > 1 else kwargs.get("budget")))
-        return real(*args, **kwargs)
+    def counting(real: Callable[..., Any], budget_at: int) -> Callable[..., Any]:
+        def wrapped(*args: Any, **kwargs: Any) -> Any:
+            calls.append(repr(args[budget_at] if len(args) > budget_at else kwargs.get("budget")))
+            return real(*args, **kwargs)
+        return wrapped
 
-    monkeypatch.setattr(global_search, "solve", counting)
+    # `solve`, or (under a budget, with a shared value bounded per edge) its one-MIP variant.
+    monkeypatch.setattr(global_search, "solve", counting(global_search.solve, 1))
+    bounded = counting(global_search.solve_bounded_with_budget, 2)
+    monkeypatch.setattr(global_search, "solve_bounded_with_budget", bounded)
     return calls
 
 
@@ -152,15 +158,17 @@ def test_api_report_compile_and_run_share_one_solve(solves: list[str]) -> None:
     program = api.parse_file(str(GPT))
     pipeline = "infer-sbp{rule=global mem=3932160},materialize-boxing,lower-boxing,spmdize"
     found = api.report(program, "global", 3932160)
+    searched = len(solves)  # one search (with its lower-bound twin where a shared value is bounded)
+    assert searched >= 1
     compiled = api.compile(program, pipeline)
     result = api.run(program, pipeline=pipeline)
-    assert len(solves) == 1
+    assert len(solves) == searched
     assert result.ok and result.bytes_sent == 786432
     inferred = api.compile(program, "infer-sbp{rule=global mem=3932160}")
     assert found["global"]["objective_s"] == pytest.approx(plan_objective(inferred.module).total_s)
     assert "sbp.all_gather" in str(compiled)
     api.report(api.parse_file(str(GPT)), "global", 3932160)
-    assert len(solves) == 2
+    assert len(solves) == 2 * searched
 
 
 @pytest.mark.parametrize(("report_mem", "solved"), [("4MiB", 1), ("5MiB", 2)])

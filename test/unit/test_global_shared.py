@@ -194,3 +194,51 @@ def test_general_factors_in_every_solver() -> None:
         within = solve_mip(problem, budget)
         assert within is not None and within.objective == pytest.approx(best, rel=1e-9)
 
+
+
+def test_under_a_budget_a_bounded_value_costs_one_mip(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same 1-layer GPT under mem = ¼ weights + 3 MiB: the plans of both bounds, priced exactly,
+    then one HiGHS solve of the exact problem (the bounded value as a cover, no table), not two. The
+    result is the exact problem's optimum (HiGHS run to the end on it alone agrees), fits the budget,
+    and its objective is plan_objective's."""
+    from sbpc.passes import global_search
+
+    budget = 3933184
+    mips: list[int] = []
+    real = global_search.solve_mip
+
+    def counting(problem: FactorProblem, *args: object, **kwargs: object):
+        mips.append(len(problem.covers))
+        return real(problem, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(global_search, "solve_mip", counting)
+    module = api.parse(gpt_stack(1, weights="free")).module
+    (result,) = infer_module_global(module, budget)
+    assert mips == [1]  # one MIP, with %l0_n1 as its one cover
+    assert "shared boxing bounded" in result.solution.solver
+    objective = plan_objective(module)
+    assert result.solution.objective == pytest.approx(objective.total_s, rel=1e-12)
+    assert objective.memory_bytes <= budget
+    assert result.solution.lower_bound <= result.solution.objective
+    exact = result.problem.factors(covers=True)
+    alone = real(exact, float(budget), 120.0, 1e-9)
+    assert alone is not None
+    assert result.solution.objective == pytest.approx(alone.objective, rel=1e-6)
+    assert exact.value(result.solution.choice) == pytest.approx(result.solution.objective, rel=1e-12)
+
+
+def test_a_cover_is_valued_as_its_shared_boxing() -> None:
+    """`FactorProblem.covers` (a factor given only by its form) prices a plan as `Shared.seconds`
+    does, and elimination refuses a problem that has one."""
+    module = api.parse(gpt_stack(1, weights="free")).module
+    (result,) = infer_module_global(module, None)
+    problem = result.problem
+    assert [s.exact for s in problem.shared].count(False) == 1
+    covered = problem.factors(covers=True)
+    assert len(covered.covers) == 1
+    rng = random.Random(3)
+    for _ in range(20):
+        choice = [rng.randrange(len(u)) for u in covered.unary]
+        assert covered.value(choice) == pytest.approx(problem.value(choice, problem.factors()), rel=1e-12)
+    with pytest.raises(ValueError, match="covers"):
+        eliminate(covered)
