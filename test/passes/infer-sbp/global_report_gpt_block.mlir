@@ -22,7 +22,7 @@
 // TEXT-NEXT: total rule=oneflow: not available (func.func @main: argument 1 (f32[256][?] @mesh) has no SBP; {{.*}})
 // TEXT-NEXT: total rule=cost: not available (func.func @main: argument 1 (f32[256][?] @mesh) has no SBP; {{.*}})
 // TEXT-NEXT: global: objective 6.894 us = compute 6.894 us + communication 0.000 us; memory 4460544 bytes (4.3 MiB) per device, budget none
-// TEXT-NEXT: global: solver elimination in {{[0-9.]+}} s; lower bound 6.894 us, gap 0.0000 %
+// TEXT-NEXT: global: solver elimination+bound(elimination) in {{[0-9.]+}} s; lower bound 6.894 us, gap 0.0000 %
 // TEXT-NEXT: global: free argument %ln1_g = [B, B]
 // TEXT-NEXT: global: free argument %ln1_b = [B, B]
 // TEXT-NEXT: global: free argument %wq = [B, B]
@@ -33,6 +33,7 @@
 // TEXT-NEXT: global: free argument %ln2_b = [B, B]
 // TEXT-NEXT: global: free argument %w1 = [B, B]
 // TEXT-NEXT: global: free argument %w2 = [B, B]
+// TEXT-NEXT: global: %n1's shared boxing has no exact factor (it would exceed 1000000 entries): bounded per consuming edge, see the gap
 // TEXT-NEXT: global: op sbp.layer_norm(f32[8,32,256][S(0), B] @mesh, f32[256][B, B] @mesh, f32[256][B, B] @mesh): chose [S(0), B], [B, B], [B, B] -> [S(0), B]; best local [S(0), S(0)], [B, B], [B, B] -> [S(0), S(0)] is 0.123 us cheaper there (compute +0.123 us, communication +0.000 us)
 // TEXT-NEXT: global: op sbp.matmul(f32[8,32,256][S(0), B] @mesh, f32[256,256][B, B] @mesh): chose [S(0), B], [B, B] -> [S(0), B]; best local [S(0), B], [B, S(1)] -> [S(0), S(2)] is 0.184 us cheaper there (compute +0.184 us, communication +0.000 us)
 // TEXT:      global: op sbp.matmul(f32[8,32,1024][S(0), B] @mesh, f32[1024,256][B, B] @mesh): chose [S(0), B], [B, B] -> [S(0), B]; best local [S(0), S(2)], [B, S(0)] -> [S(0), P] is 0.737 us cheaper there (compute +0.737 us, communication +0.000 us)
@@ -52,7 +53,7 @@
 // JSON-NEXT:   "mem_budget": null,
 // JSON-NEXT:   "lower_bound_s": 6.89408e-06,
 // JSON-NEXT:   "gap": 0.0,
-// JSON-NEXT:   "solver": "elimination",
+// JSON-NEXT:   "solver": "elimination+bound(elimination)",
 // JSON-NEXT:   "solve_s": {{[0-9.e-]+}},
 // JSON-NEXT:   "free_args": {
 // JSON-NEXT:     "%ln1_g": "[B, B]",
@@ -73,7 +74,7 @@
 
 // MEM:      // sbp-report (rule=global)
 // MEM:      global: objective 12.721 us = compute 3.200 us + communication 9.521 us; memory {{[0-9]+}} bytes ({{[0-9.]+}} MiB) per device, budget 3932160 bytes (3.8 MiB)
-// MEM-NEXT: global: solver {{[a-z+]+}} in {{[0-9.]+}} s; lower bound {{[0-9.]+}} us, gap {{[0-9.]+}} %
+// MEM-NEXT: global: solver lagrangian+highs(shared boxing bounded) in {{[0-9.]+}} s; lower bound 12.721 us, gap 0.0000 %
 // MEM-NEXT: global: free argument %ln1_g = [B, B]
 
 // SMALL:     gpt_block.mlir:16:1: error: func.func @main: mem=102400 bytes (100.0 KiB) is too small; the smallest budget this function fits is 819712 bytes (800.5 KiB)
