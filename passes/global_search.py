@@ -104,7 +104,7 @@ def search_function(f: func.FuncOp, cache: InferenceCache, pricer: Pricer, budge
                 f, f"func.func @{f.sym_name.data}: mem={budget} bytes ({human_bytes(budget or 0)}) is too small; the "
                 f"smallest budget this function fits is {int(smallest)} bytes ({human_bytes(smallest)})")
         if problem.per_edge() and budget is None:
-            solution = bound_per_edge(problem, factors, solution, budget)
+            solution = bound_per_edge(problem, factors, solution)
         cache.remember_solution(key, solution)
     solution = dataclasses.replace(solution, choice=list(solution.choice))  # the memo's copy stays as solved
     apply_solution(problem, solution.choice)
@@ -150,14 +150,14 @@ def solve_bounded_with_budget(problem: GlobalProblem, factors: FactorProblem, bu
                     time.perf_counter() - started)
 
 
-def bound_per_edge(problem: GlobalProblem, factors: FactorProblem, solution: Solution, budget: int | None) -> Solution:
-    """Where shared values are charged per edge (`GlobalProblem.per_edge`), `solution` optimises an
-    upper bound: solve the matching lower bound too, keep whichever plan is cheaper priced exactly,
-    and report that exact objective with the lower bound's bound (a gap where the two differ). The
-    lower bound is solved as the plan was (`solve`): under a budget that may be a second
-    time-limited MIP, at worst doubling the solve time."""
+def bound_per_edge(problem: GlobalProblem, factors: FactorProblem, solution: Solution) -> Solution:
+    """Without a budget, where shared values are charged per edge (`GlobalProblem.per_edge`),
+    `solution` optimises an upper bound: solve the matching lower bound too (`solve`, elimination
+    where it stays narrow), keep whichever plan is cheaper priced exactly, and report that exact
+    objective with the lower bound's bound (a gap where the two differ). Under a budget,
+    `solve_bounded_with_budget` instead."""
     started = time.perf_counter()
-    lower = solve(problem.factors(lower=True), None if budget is None else float(budget))
+    lower = solve(problem.factors(lower=True))
     plans = [solution.choice] + ([] if lower is None else [lower.choice])
     exact = [problem.value(c, factors) for c in plans]
     best = int(np.argmin(exact))
