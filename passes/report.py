@@ -52,10 +52,6 @@ class ReportPass(ModulePass):
         self.infer.share_cache(cache)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        from sbpc.passes.sbp_report import build_report, plan_dot, render
+        from sbpc.passes.sbp_report import report_of
 
-        infer = self.infer
-        if self.format == "dot":
-            sys.stderr.write(plan_dot(op, infer, self.planner))
-        else:
-            sys.stderr.write(render(build_report(op, infer.rule, infer.budget, infer.cache), self.format))
+        sys.stderr.write(report_of(op, self.infer, self.format, self.planner))

@@ -315,6 +315,15 @@ def render_dot(module: ModuleOp, title: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+def report_of(module: ModuleOp, infer: InferSbpPass, fmt: str, planner: str) -> str:
+    """The report as `fmt` (text, json or dot) prints it, for the inference `infer` (its rule,
+    budget and cache) and, for dot, the boxing `planner`: what `--sbp-report` and the `report`
+    pass write."""
+    if fmt == "dot":
+        return plan_dot(module, infer, planner)
+    return render(build_report(module, infer.rule, infer.budget, infer.cache), fmt)
+
+
 def plan_dot(module: ModuleOp, infer: InferSbpPass, planner: str) -> str:
     """`--sbp-report=dot`: compile a clone with `infer` (the pipeline's infer-sbp, with its options
     — rule=global's `mem` — and its cache), materialize-boxing and lower-boxing{planner}, and draw it."""

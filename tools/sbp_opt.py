@@ -294,7 +294,7 @@ class SbpOptMain(xDSLOptMain):
 
     def print_report(self, module: ModuleOp) -> None:
         from sbpc.passes.infer_sbp import InferSbpPass
-        from sbpc.passes.sbp_report import build_report, plan_dot, render
+        from sbpc.passes.sbp_report import report_of
 
         # The rule, budget and cache are the pipeline's infer-sbp's (so rule=global's pass takes the
         # report's solutions rather than solving again), else the defaults; so is the planner.
@@ -304,10 +304,7 @@ class SbpOptMain(xDSLOptMain):
                 infer = p
             if p.name == "lower-boxing":
                 planner = getattr(p, "planner", planner)
-        if self.args.sbp_report == "dot":
-            sys.stderr.write(plan_dot(module, infer, planner))
-        else:
-            sys.stderr.write(render(build_report(module, infer.rule, infer.budget, infer.cache), self.args.sbp_report))
+        sys.stderr.write(report_of(module, infer, self.args.sbp_report, planner))
 
     def run(self) -> int:  # type: ignore[override]
         try:
