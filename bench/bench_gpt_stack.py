@@ -289,9 +289,11 @@ def checks(data: dict[int, Any], dims: GptDims) -> list[tuple[str, bool | None, 
         budget = mem_budget(n, dims)
         ok = (r.sharded_4way[0] == r.sharded_4way[1] and r.objective["memory_bytes"] <= budget
               and r.bytes_sent <= 1.05 * megatron_bytes(n, dims))
+        gap = (r.report or {}).get("global", {}).get("gap")
+        proved = "" if gap is None else (", the plan proved optimal" if gap == 0 else f", gap {gap:.2%}")
         out.append((f"L={n} `global-free-mem`: every weight matrix ≥ 4-way, within mem, ≤ 1.05× Megatron", ok,
                     f"{r.sharded_4way[0]}/{r.sharded_4way[1]} matrices, {r.objective['memory_bytes']:,} ≤ "
-                    f"{budget:,} B, {r.bytes_sent / megatron_bytes(n, dims):.3f}×"))
+                    f"{budget:,} B, {r.bytes_sent / megatron_bytes(n, dims):.3f}×{proved}"))
     for n, e in data.items():
         r = e["results"].get("global")
         if r is not None and r.bytes_sent is not None and "infer" not in r.errors:

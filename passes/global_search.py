@@ -2,7 +2,8 @@
 
 Each function becomes a factor problem (`passes/global_problem.py`), solved exactly by variable
 elimination or, with a memory budget or when elimination would build too large a table, by HiGHS
-with its bound (`passes/global_solver.py`); then every free argument, result type and signature
+with its bound (`passes/global_solver.py`), under a budget after the Lagrangian dual
+(`passes/global_budget.py`); then every free argument, result type and signature
 is written back and the function type updated. No decision is shared between repeated layers:
 each op is its own variable (elimination is linear in the program's length anyway).
 
@@ -32,17 +33,9 @@ from sbpc.dialects.errors import OpError
 from sbpc.dialects.placement import PlacementOp
 from sbpc.dialects.sbp import GlobalTensorType, NdSbpAttr, SbpPrinter, SignatureAttr
 from sbpc.dialects.sbp_ops import BoxingOp, ToGlobalOp
+from sbpc.passes.global_budget import Dual, close_gap, lagrangian, solve
 from sbpc.passes.global_problem import Builder, GlobalProblem, Pricer
-from sbpc.passes.global_solver import (
-    MIP_GAP,
-    FactorProblem,
-    Solution,
-    eliminate,
-    lagrangian,
-    min_budget,
-    solve,
-    solve_mip,
-)
+from sbpc.passes.global_solver import FactorProblem, Solution, eliminate, min_budget
 from sbpc.passes.infer_cache import InferenceCache
 from sbpc.passes.infer_sbp import check_explicit, functions
 
@@ -113,13 +106,15 @@ def search_function(f: func.FuncOp, cache: InferenceCache, pricer: Pricer, budge
 
 def solve_bounded_with_budget(problem: GlobalProblem, factors: FactorProblem, budget: int) -> Solution | None:
     """Under a budget, where shared values are charged per edge: plans from the upper bound
-    (`factors`) and its lower-bound twin — each one's elimination optimum if it fits, else the
-    Lagrangian's plans — priced exactly, the twin's bound kept; then, if a gap is left, one
-    time-limited HiGHS solve of the exact problem (those values as `covers`), started from the best
-    plan. One MIP, where solving both bounds as plans would take two. None: nothing fits."""
+    (`factors`) and its lower-bound twin — each one's elimination optimum if it fits, else its
+    Lagrangian dual's plan — priced exactly, the twin's bound kept; then, if a gap is left,
+    `close_gap` on the exact problem (those values as `covers`): reduced-cost fixing by the twin's
+    dual and one time-limited HiGHS solve of what is left, started from the best plan. One MIP,
+    where solving both bounds as plans would take two. None: nothing fits."""
     started = time.perf_counter()
     plans: list[list[int]] = []
     bound = -np.inf
+    fixing: tuple[FactorProblem, Dual] | None = None
     for fp, is_lower in ((factors, False), (problem.factors(lower=True), True)):
         exact = eliminate(fp)
         if exact is None:
@@ -128,25 +123,17 @@ def solve_bounded_with_budget(problem: GlobalProblem, factors: FactorProblem, bu
             plans.append(exact.choice)
             bound = max(bound, exact.objective) if is_lower else bound
             continue
-        relaxed, relaxed_bound = lagrangian(fp, float(budget))
-        if relaxed is not None:
-            plans.append(relaxed.choice)
-        bound = max(bound, relaxed_bound) if is_lower else bound
+        dual = lagrangian(fp, float(budget))
+        if dual.plan is not None:
+            plans.append(dual.plan.choice)
+        if is_lower:
+            bound, fixing = max(bound, dual.bound), (fp, dual)
     values = [problem.value(c, factors) for c in plans]
-    best = int(np.argmin(values)) if plans else -1
-    choice, value = (plans[best], values[best]) if plans else (None, np.inf)
-    solver = "lagrangian"
-    if choice is None or value - bound > MIP_GAP * abs(value):
-        mip = solve_mip(problem.factors(covers=True), float(budget), 60.0, MIP_GAP, choice)
-        solver += "+highs"
-        if mip is not None:
-            bound = max(bound, mip.lower_bound)
-            found = problem.value(mip.choice, factors)
-            if found < value:
-                choice, value = mip.choice, found
-    if choice is None:
+    best = (plans[int(np.argmin(values))], min(values)) if plans else None
+    plan, bound, ran = close_gap(problem.factors(covers=True), float(budget), best, bound, fixing, 60.0)
+    if plan is None:
         return None
-    return Solution(choice, value, min(value, bound), f"{solver}(shared boxing bounded)",
+    return Solution(plan[0], plan[1], min(plan[1], bound), f"lagrangian{ran}(shared boxing bounded)",
                     time.perf_counter() - started)
 
 

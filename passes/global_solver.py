@@ -22,12 +22,10 @@ per distinct target, `passes/global_problem.py`).
   consumer's pair marginals (producer class k, a need class needing t) — costs ≥ 0 push y down
   to the OR over consumers, exact at integral one-hots, and as tight per consumer as a pair. With a budget, one row per
   memory constraint. It reports the incumbent, HiGHS's dual bound and the gap.
-* `lagrangian`: the memory rows relaxed with multipliers (a row's bytes are a sum of unary terms,
-  so each relaxed problem is solved exactly by `eliminate`): a lower bound, and the plans within
-  budget met on the way (subgradient steps, then the best multipliers scaled up until one fits).
-* `solve`: elimination; under a budget the unconstrained optimum if it fits, else `lagrangian` and,
-  if a gap is left, HiGHS started from its plan; the better plan and the larger bound are kept.
 * `min_budget`: the smallest budget any choice fits (a min-max MIP), for the infeasible-`mem` error.
+
+The memory rows' Lagrangian dual and `solve`, the entry point that picks among these, are in
+`passes/global_budget.py`.
 
 Costs are seconds; the MIP works in microseconds so that HiGHS's absolute tolerances are small.
 """
@@ -41,9 +39,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 MAX_TABLE = 2_000_000
+"""The largest table elimination builds before handing the problem to HiGHS."""
 MIP_GAP = 1e-4
 """HiGHS's relative gap under a memory budget (without one, and in tests, it runs to 1e-9)."""
-"""The largest table elimination builds before handing the problem to HiGHS."""
 
 
 @dataclass
@@ -136,6 +134,23 @@ class FactorProblem:
     def memory_peak(self, choice: list[int]) -> float:
         return float(self.row_bytes(choice).max()) if self.memory else 0.0
 
+    def restricted(self, keep: list[np.ndarray]) -> FactorProblem:
+        """The same problem over the choices `keep[v]` of each variable v (choice i of the result
+        is choice keep[v][i] here)."""
+
+        def form(f: CoverForm) -> CoverForm:
+            rows = f.rows if f.source is None else f.rows[keep[f.source]]
+            return CoverForm(f.source, rows, f.price, {v: n[keep[v]] for v, n in f.needs.items()}, f.fixed)
+
+        out = FactorProblem([u[k] for u, k in zip(self.unary, keep, strict=True)], constant=self.constant)
+        out.pairs = {(u, v): t[np.ix_(keep[u], keep[v])] for (u, v), t in self.pairs.items()}
+        out.factors = [(scope, t[np.ix_(*(keep[w] for w in scope))]) for scope, t in self.factors]
+        out.forms = {i: form(f) for i, f in self.forms.items()}
+        out.covers = [form(f) for f in self.covers]
+        out.memory_terms = [(v, b[keep[v]]) for v, b in self.memory_terms]
+        out.memory = self.memory
+        return out
+
 
 @dataclass
 class Solution:
@@ -172,9 +187,66 @@ def _expand(scope: tuple[int, ...], table: np.ndarray, order: tuple[int, ...]) -
 
 def eliminate(problem: FactorProblem, max_table: int = MAX_TABLE) -> Solution | None:
     """The exact optimum by variable elimination, or None if some table would exceed `max_table`."""
+    started = time.perf_counter()
+    done = _eliminate(problem, max_table)
+    if done is None:
+        return None
+    steps = done[0]
+    choice = [0] * len(problem.unary)
+    for x, rest, best in reversed(steps):
+        choice[x] = int(best[tuple(choice[w] for w in rest)]) if rest else int(best)
+    objective = problem.value(choice)
+    return Solution(choice, objective, objective, "elimination", time.perf_counter() - started)
+
+
+def min_marginals(problem: FactorProblem, max_table: int = MAX_TABLE) -> list[np.ndarray] | None:
+    """Per variable v and choice c, the least objective of any plan with v = c — for every variable
+    at once: the elimination, then messages back down its cliques (min-sum belief propagation on
+    the elimination's tree: a clique's min-marginal less what a factor it received brings is what
+    the rest of the problem costs given that factor's scope). None if some table would exceed
+    `max_table`."""
+    done = _eliminate(problem, max_table, record=True)
+    if done is None:
+        return None
+    _, constant, cliques, first_message = done
+    sizes = [len(u) for u in problem.unary]
+    outside: dict[int, np.ndarray] = {}
+    marginals: list[np.ndarray] = [np.zeros(0)] * len(sizes)
+    for x, order, consumed, produced, value in reversed(cliques):
+        total = np.zeros(tuple(sizes[w] for w in order))
+        for _, scope, table in consumed:
+            total = total + _expand(scope, table, order)
+        if produced is None:  # a root: the other components' optima are the rest
+            total = total + (constant - value)
+        else:
+            total = total + _expand(order[:-1], outside.pop(produced), order)
+        marginals[x] = total.min(axis=tuple(range(len(order) - 1))) if len(order) > 1 else total
+        for fid, scope, table in consumed:
+            if fid < first_message:
+                continue  # a factor of the problem: nothing below it
+            drop = tuple(i for i, w in enumerate(order) if w not in scope)
+            kept = [w for w in order if w in scope]
+            found = np.transpose(total.min(axis=drop) if drop else total, [kept.index(w) for w in scope])
+            with np.errstate(invalid="ignore"):
+                rest = found - table
+            outside[fid] = np.where(np.isnan(rest), 0.0, rest)  # inf − inf: no plan there either way
+    return marginals
+
+
+Steps = list[tuple[int, tuple[int, ...], np.ndarray]]
+"""Per eliminated variable, in order: it, the variables its argmin table is over, that table."""
+Clique = tuple[int, tuple[int, ...], list[tuple[int, tuple[int, ...], np.ndarray]], int | None, float]
+"""One elimination step for `min_marginals`: the variable, its table's axes (it last), the factors
+added into it (id, scope, table), the id of the factor it left (None: a scalar, which follows)."""
+
+
+def _eliminate(
+    problem: FactorProblem, max_table: int, record: bool = False,
+) -> tuple[Steps, float, list[Clique], int] | None:
+    """Eliminate every variable: the steps, the optimum, and with `record` the cliques and the id
+    of the first factor an elimination made."""
     if problem.covers:
         raise ValueError("elimination cannot read covers (factors without a table)")
-    started = time.perf_counter()
     sizes = [len(u) for u in problem.unary]
     factors: dict[int, tuple[tuple[int, ...], np.ndarray]] = {}
     holding: list[set[int]] = [set() for _ in sizes]
@@ -195,7 +267,7 @@ def eliminate(problem: FactorProblem, max_table: int = MAX_TABLE) -> Solution | 
         for w in scope:
             holding[w].add(fid)
             neighbours[w].update(r for r in scope if r != w)
-    next_id = len(factors)
+    first_message = next_id = len(factors)
 
     def cost(v: int) -> int:
         n = sizes[v]
@@ -206,7 +278,8 @@ def eliminate(problem: FactorProblem, max_table: int = MAX_TABLE) -> Solution | 
     heap = [(cost(v), v) for v in range(len(sizes))]
     heapq.heapify(heap)
     done = [False] * len(sizes)
-    steps: list[tuple[int, tuple[int, ...], np.ndarray]] = []
+    steps: Steps = []
+    cliques: list[Clique] = []
     constant = problem.constant
     while heap:
         c, x = heapq.heappop(heap)
@@ -216,8 +289,11 @@ def eliminate(problem: FactorProblem, max_table: int = MAX_TABLE) -> Solution | 
             return None
         order = (*sorted(neighbours[x]), x)
         total: np.ndarray | None = None
+        consumed = []
         for fid in holding[x]:
             scope, table = factors.pop(fid)
+            if record:
+                consumed.append((fid, scope, table))
             part = _expand(scope, table, order)
             total = part if total is None else total + part
             for w in scope:
@@ -229,6 +305,8 @@ def eliminate(problem: FactorProblem, max_table: int = MAX_TABLE) -> Solution | 
         reduced = np.take_along_axis(total, best[..., None], axis=-1)[..., 0]
         rest = order[:-1]
         steps.append((x, rest, best))
+        if record:
+            cliques.append((x, order, consumed, next_id if rest else None, 0.0 if rest else float(reduced)))
         done[x] = True
         if rest:
             factors[next_id] = (rest, reduced)
@@ -241,11 +319,7 @@ def eliminate(problem: FactorProblem, max_table: int = MAX_TABLE) -> Solution | 
                 heapq.heappush(heap, (cost(w), w))
         else:
             constant += float(reduced)
-    choice = [0] * len(sizes)
-    for x, rest, best in reversed(steps):
-        choice[x] = int(best[tuple(choice[w] for w in rest)]) if rest else int(best)
-    objective = problem.value(choice)
-    return Solution(choice, objective, objective, "elimination", time.perf_counter() - started)
+    return steps, constant, cliques, first_message
 
 
 # ---------------------------------------------------------------------------
@@ -479,101 +553,3 @@ def min_budget(problem: FactorProblem, time_limit: float = 60.0) -> float:
     if not solution:
         raise RuntimeError(f"HiGHS found no solution ({status})")
     return problem.memory_peak(_decode(problem, starts, solution))
-
-
-def lagrangian(
-    problem: FactorProblem, budget: float, max_table: int = MAX_TABLE, iterations: int = 60, rel_gap: float = 1e-6,
-) -> tuple[Solution | None, float]:
-    """Lagrangian relaxation of the memory rows, each relaxed problem solved exactly by elimination:
-    min f(c) + Σ_r λ_r (bytes_r(c) - budget) is a lower bound for every λ ≥ 0 (a row's bytes are a
-    sum of unary terms, so the relaxed problem keeps its structure); λ follows Polyak subgradient
-    steps. Returns the best plan within budget met on the way (None if none) and the best bound."""
-    started = time.perf_counter()
-    terms, rows = problem.memory_terms, problem.memory
-    incidence = np.zeros((len(rows), len(terms)))
-    for r, row in enumerate(rows):
-        incidence[r, row.terms] = 1.0
-    consts = np.array([row.constant for row in rows])
-    lam = np.zeros(len(rows))
-    best: list[int] | None = None
-    best_value, bound = np.inf, -np.inf
-    theta, stall = 2.0, 0
-    best_lam: np.ndarray | None = None
-
-    def relax(lam: np.ndarray) -> Solution | None:
-        weights = lam @ incidence
-        unary = list(problem.unary)
-        for k in np.flatnonzero(weights):
-            v, b = terms[k]
-            unary[v] = unary[v] + weights[k] * b
-        return eliminate(FactorProblem(unary, problem.pairs, problem.constant + float(lam @ (consts - budget)),
-                                       factors=problem.factors), max_table)
-
-    for _ in range(iterations):
-        found = relax(lam)
-        if found is None:
-            break
-        if found.objective > bound * (1 + 1e-12) + 1e-18:
-            bound, stall, best_lam = found.objective, 0, lam
-        else:
-            stall += 1
-            if stall >= 4:
-                theta, stall = theta / 2, 0
-        excess = problem.row_bytes(found.choice) - budget
-        if excess.max() <= 0:
-            value = problem.value(found.choice)
-            if value < best_value:
-                best, best_value = found.choice, value
-        if best is not None and best_value - bound <= rel_gap * abs(best_value):
-            break
-        direction = np.where((lam > 0) | (excess > 0), excess, 0.0)
-        norm = float(direction @ direction)
-        if norm == 0:
-            break  # λ is optimal for this relaxation
-        target = best_value if best is not None else found.objective + abs(found.objective) * 0.5 + 1e-12
-        lam = np.maximum(0.0, lam + theta * (target - found.objective) / norm * direction)
-    if best_lam is not None and (best is None or best_value - bound > rel_gap * abs(best_value)):
-        # The multipliers of the best bound, scaled up until the relaxed plan fits: a primal
-        # heuristic along the path of plans the relaxation trades memory for time on.
-        for scale in (1.05, 1.1, 1.25, 1.5, 2.0, 3.0, 5.0, 10.0, 100.0):
-            found = relax(best_lam * scale)
-            if found is None:
-                break
-            if problem.memory_peak(found.choice) <= budget:
-                value = problem.value(found.choice)
-                if value < best_value:
-                    best, best_value = found.choice, value
-                break
-    elapsed = time.perf_counter() - started
-    if best is None:
-        return None, bound
-    return Solution(best, best_value, min(bound, best_value), "lagrangian", elapsed), bound
-
-
-def solve(
-    problem: FactorProblem, budget: float | None = None, max_table: int = MAX_TABLE, time_limit: float = 60.0,
-) -> Solution | None:
-    """The optimum, or a plan with a proved bound (None: no plan fits `budget`).
-
-    Without a budget: exact elimination, HiGHS if it gets too wide. With one: the unconstrained
-    optimum if it fits (exact); else the Lagrangian relaxation, and HiGHS (time-limited) when that
-    leaves a gap or finds no plan within budget; the better plan and the larger bound are kept."""
-    started = time.perf_counter()
-    exact = eliminate(problem, max_table)
-    if exact is not None and (budget is None or problem.memory_peak(exact.choice) <= budget):
-        return exact
-    if budget is None:
-        return solve_mip(problem, None, time_limit)
-    relaxed, bound = lagrangian(problem, budget, max_table) if exact is not None else (None, -np.inf)
-    if relaxed is not None and relaxed.gap <= 1e-6:
-        relaxed.solve_s = time.perf_counter() - started
-        return relaxed
-    mip = solve_mip(problem, budget, time_limit, MIP_GAP, None if relaxed is None else relaxed.choice)
-    if mip is None:
-        return relaxed
-    if relaxed is not None and relaxed.objective < mip.objective:
-        mip.choice, mip.objective = relaxed.choice, relaxed.objective
-    mip.lower_bound = min(mip.objective, max(mip.lower_bound, bound))
-    mip.solver = "lagrangian+highs" if relaxed is not None else "highs"
-    mip.solve_s = time.perf_counter() - started
-    return mip

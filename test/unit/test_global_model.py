@@ -14,8 +14,9 @@ from sbpc.dialects.flops import FlopModel
 from sbpc.dialects.sbp import BROADCAST, GlobalTensorType, nd_sbp, partial, split
 from sbpc.dialects.sbp_ops import GeluOp, MatmulOp, ReshapeOp
 from sbpc.passes.compute_model import DEVICES, device_figures, local_bytes, op_compute_s
+from sbpc.passes.global_budget import lagrangian, solve
 from sbpc.passes.global_problem import argument_domain
-from sbpc.passes.global_solver import FactorProblem, MemoryRow, eliminate, lagrangian, min_budget, solve, solve_mip
+from sbpc.passes.global_solver import FactorProblem, MemoryRow, eliminate, min_budget, solve_mip
 
 S0, S1, B, P = split(0), split(1), BROADCAST, partial()
 
@@ -108,7 +109,8 @@ def test_solvers_agree_with_brute_force_under_budgets() -> None:
         found = solve(p, budget)
         assert found is not None and p.memory_peak(found.choice) <= budget + 1e-9
         assert abs(found.objective - fitting) <= 1e-9 * max(1.0, fitting) and found.lower_bound <= fitting + 1e-12
-        relaxed, bound = lagrangian(p, budget)
+        dual = lagrangian(p, budget)
+        relaxed, bound = dual.plan, dual.bound
         assert bound <= fitting + 1e-12
         assert relaxed is None or p.memory_peak(relaxed.choice) <= budget
         assert solve(p, smallest - 1e-3) is None

@@ -14,9 +14,10 @@ from sbpc import api
 from sbpc.dialects.sbp import BROADCAST, split
 from sbpc.passes import global_shared
 from sbpc.passes.cost_model import plan_transition
+from sbpc.passes.global_budget import lagrangian
 from sbpc.passes.global_objective import plan_objective
 from sbpc.passes.global_search import infer_module_global
-from sbpc.passes.global_solver import FactorProblem, MemoryRow, eliminate, lagrangian, min_budget, solve_mip
+from sbpc.passes.global_solver import FactorProblem, MemoryRow, eliminate, min_budget, solve_mip
 
 T = "!sbp.tensor<64x128xf32, @p"
 W = "!sbp.tensor<128x48xf32, @p, [S(1)]>"
@@ -187,7 +188,8 @@ def test_general_factors_in_every_solver() -> None:
         assert min_budget(problem) == peak
         budget = peak + rng.randint(0, 6)
         best, _ = brute_force(problem, budget)
-        plan, bound = lagrangian(problem, budget)
+        dual = lagrangian(problem, budget)
+        plan, bound = dual.plan, dual.bound
         assert bound <= best * (1 + 1e-9) + 1e-12
         if plan is not None:
             assert problem.memory_peak(plan.choice) <= budget and plan.objective >= best * (1 - 1e-9)
@@ -201,17 +203,17 @@ def test_under_a_budget_a_bounded_value_costs_one_mip(monkeypatch: pytest.Monkey
     then one HiGHS solve of the exact problem (the bounded value as a cover, no table), not two. The
     result is the exact problem's optimum (HiGHS run to the end on it alone agrees), fits the budget,
     and its objective is plan_objective's."""
-    from sbpc.passes import global_search
+    from sbpc.passes import global_budget
 
     budget = 3933184
     mips: list[int] = []
-    real = global_search.solve_mip
+    real = global_budget.solve_mip
 
     def counting(problem: FactorProblem, *args: object, **kwargs: object):
         mips.append(len(problem.covers))
         return real(problem, *args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(global_search, "solve_mip", counting)
+    monkeypatch.setattr(global_budget, "solve_mip", counting)
     module = api.parse(gpt_stack(1, weights="free")).module
     (result,) = infer_module_global(module, budget)
     assert mips == [1]  # one MIP, with %l0_n1 as its one cover
