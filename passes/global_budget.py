@@ -265,7 +265,7 @@ def solve_within(problem: FactorProblem, keep: list[np.ndarray], budget: float, 
     where = [{int(c): i for i, c in enumerate(k)} for k in keep]
     inside = [where[v].get(c) for v, c in enumerate(start)]
     found = solve_mip(problem.restricted(keep), budget, time_limit, MIP_GAP,
-                      None if any(i is None for i in inside) else inside)  # type: ignore[arg-type]
+                      None if any(i is None for i in inside) else inside, presolve=True)  # type: ignore[arg-type]
     if found is None:
         return None
     found.choice = [int(keep[v][i]) for v, i in enumerate(found.choice)]

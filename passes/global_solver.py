@@ -351,7 +351,7 @@ class _Model:
         self.rows.append((lower, upper, index, value))
 
     def solve(
-        self, time_limit: float, rel_gap: float, start: dict[int, float] | None = None,
+        self, time_limit: float, rel_gap: float, start: dict[int, float] | None = None, presolve: bool = False,
     ) -> tuple[str, list[float], float, float]:
         import highspy
 
@@ -361,7 +361,9 @@ class _Model:
         h.setOptionValue("threads", 1)
         h.setOptionValue("time_limit", float(time_limit))
         h.setOptionValue("mip_rel_gap", float(rel_gap))
-        h.setOptionValue("presolve", "off")  # measured: 5x faster on these models (presolve dominated)
+        # Measured: presolve off is 5x faster on whole problems (presolve dominated); on the few choices
+        # reduced-cost fixing leaves, presolve on is 50x faster (GPT L=24 under mem: 1.2 s, not 68 s).
+        h.setOptionValue("presolve", "on" if presolve else "off")
         n = len(self.costs)
         h.addCols(n, np.array(self.costs), np.zeros(n), np.array(self.upper), 0,
                   np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0))
@@ -515,10 +517,10 @@ def _decode(problem: FactorProblem, starts: list[int], solution: list[float]) ->
 
 def solve_mip(
     problem: FactorProblem, budget: float | None = None, time_limit: float = 60.0, rel_gap: float = 1e-9,
-    start: list[int] | None = None,
+    start: list[int] | None = None, presolve: bool = False,
 ) -> Solution | None:
     """The problem (under `budget` bytes at each memory row) by HiGHS, from the plan `start` if
-    given; None if infeasible."""
+    given, with HiGHS's presolve if `presolve`; None if infeasible."""
     started = time.perf_counter()
     model = _Model()
     starts = _one_hots(model, problem, with_costs=True)
@@ -529,7 +531,7 @@ def solve_mip(
     hint = None
     if start is not None:
         hint = {starts[v] + c: float(c == start[v]) for v, t in enumerate(problem.unary) for c in range(len(t))}
-    status, solution, _, bound = model.solve(time_limit, rel_gap, hint)
+    status, solution, _, bound = model.solve(time_limit, rel_gap, hint, presolve)
     if not solution:
         if status == "Infeasible":
             return None
