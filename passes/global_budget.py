@@ -34,7 +34,6 @@ from sbpc.passes.global_solver import (
     MIP_GAP,
     US,
     FactorProblem,
-    MemoryRow,
     Solution,
     cover_value,
     eliminate,
@@ -63,19 +62,12 @@ def program_order(problem: FactorProblem) -> list[int]:
     return sorted(range(len(problem.unary)), key=key.__getitem__)
 
 
-def _distinct_rows(rows: list[MemoryRow]) -> list[MemoryRow]:
-    seen: dict[tuple[object, ...], MemoryRow] = {}
-    for row in rows:
-        seen.setdefault((row.constant, *sorted(row.terms)), row)
-    return list(seen.values())
-
-
 class _Rows:
     """The distinct memory rows as a matrix over the terms."""
 
     def __init__(self, problem: FactorProblem) -> None:
         self.problem = problem
-        self.rows = _distinct_rows(problem.memory)
+        self.rows = problem.distinct_memory()
         self.incidence = np.zeros((len(self.rows), len(problem.memory_terms)))
         for r, row in enumerate(self.rows):
             np.add.at(self.incidence[r], row.terms, 1.0)  # a term may be listed twice

@@ -134,6 +134,13 @@ class FactorProblem:
     def memory_peak(self, choice: list[int]) -> float:
         return float(self.row_bytes(choice).max()) if self.memory else 0.0
 
+    def distinct_memory(self) -> list[MemoryRow]:
+        """The memory rows without repeats (program points with the same constant and terms)."""
+        seen: dict[tuple[object, ...], MemoryRow] = {}
+        for row in self.memory:
+            seen.setdefault((row.constant, *sorted(row.terms)), row)
+        return list(seen.values())
+
     def restricted(self, keep: list[np.ndarray]) -> FactorProblem:
         """The same problem over the choices `keep[v]` of each variable v (choice i of the result
         is choice keep[v][i] here)."""
@@ -491,12 +498,7 @@ def _cover_rows(model: _Model, form: CoverForm, starts: list[int]) -> None:
 def _memory_rows(model: _Model, problem: FactorProblem, starts: list[int], budget: float, slack: int | None) -> None:
     """One row per distinct memory row, in units of `scale` bytes (HiGHS's tolerances are absolute)."""
     scale = max(budget, max((row.constant for row in problem.memory), default=1.0), 1.0)
-    seen: set[tuple[object, ...]] = set()
-    for row in problem.memory:
-        key = (row.constant, *sorted(row.terms))
-        if key in seen:
-            continue
-        seen.add(key)
+    for row in problem.distinct_memory():
         coefficient: dict[int, float] = {}
         for k in row.terms:
             v, b = problem.memory_terms[k]
