@@ -245,7 +245,10 @@ def reduced_domains(problem: FactorProblem, dual: Dual, budget: float, incumbent
     marginals = min_marginals(dual.priced(problem, budget))
     if marginals is None:
         return None
-    return [np.flatnonzero(m <= incumbent + 1e-9 * abs(incumbent)) for m in marginals]
+    # The priced values are the plan's seconds plus λ·bytes less λ·budget, terms far larger than
+    # their difference: the tolerance follows those, so rounding never drops a choice of a tie.
+    tolerance = 1e-9 * abs(incumbent) + 1e-12 * float(dual.multipliers @ (dual.rows.constant + budget))
+    return [np.flatnonzero(m <= incumbent + tolerance) for m in marginals]
 
 
 def solve_within(problem: FactorProblem, keep: list[np.ndarray], budget: float, time_limit: float,
