@@ -115,6 +115,7 @@ def solve_bounded_with_budget(problem: GlobalProblem, factors: FactorProblem, bu
     plans: list[list[int]] = []
     bound = -np.inf
     fixing: tuple[FactorProblem, Dual] | None = None
+    solver = "elimination"
     for fp, is_lower in ((factors, False), (problem.factors(lower=True), True)):
         exact = eliminate(fp)
         if exact is None:
@@ -123,7 +124,7 @@ def solve_bounded_with_budget(problem: GlobalProblem, factors: FactorProblem, bu
             plans.append(exact.choice)
             bound = max(bound, exact.objective) if is_lower else bound
             continue
-        dual = lagrangian(fp, float(budget))
+        dual, solver = lagrangian(fp, float(budget)), "lagrangian"
         if dual.plan is not None:
             plans.append(dual.plan.choice)
         if is_lower:
@@ -133,7 +134,7 @@ def solve_bounded_with_budget(problem: GlobalProblem, factors: FactorProblem, bu
     plan, bound, ran = close_gap(problem.factors(covers=True), float(budget), best, bound, fixing, 60.0)
     if plan is None:
         return None
-    return Solution(plan[0], plan[1], min(plan[1], bound), f"lagrangian{ran}(shared boxing bounded)",
+    return Solution(plan[0], plan[1], min(plan[1], bound), f"{solver}{ran}(shared boxing bounded)",
                     time.perf_counter() - started)
 
 
