@@ -38,6 +38,7 @@ from sbpc.passes.global_solver import (
     cover_value,
     eliminate,
     min_marginals,
+    quiet_highs,
     solve_mip,
 )
 
@@ -173,17 +174,12 @@ def lagrangian(
 ) -> Dual:
     """The memory rows' Lagrangian dual by column generation (see the module's docstring), with
     the best plan within budget met (pricing plans and crossovers of the master's support)."""
-    import highspy
-
     started = time.perf_counter()
     rows = _Rows(problem)
     n_rows = len(rows.rows)
     scale = max(budget, 1.0)  # the master's rows in units of the budget (HiGHS's tolerances are absolute)
     order = program_order(problem)
-    master = highspy._core._Highs()  # the plain core: `highspy.Highs()` prints a banner on stdout
-    master.setOptionValue("output_flag", False)
-    master.setOptionValue("log_to_console", False)
-    master.setOptionValue("threads", 1)
+    master = quiet_highs()
     none = np.zeros(0, np.int32)
     master.addRows(n_rows, np.full(n_rows, -np.inf), np.full(n_rows, budget / scale), 0, none, none, np.zeros(0))
     master.addRows(1, np.ones(1), np.ones(1), 0, none, none, np.zeros(0))  # Σ θ = 1

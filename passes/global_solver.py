@@ -35,6 +35,7 @@ from __future__ import annotations
 import heapq
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -337,6 +338,17 @@ US = 1e6
 """The MIP's cost unit: microseconds."""
 
 
+def quiet_highs() -> Any:
+    """A HiGHS instance that prints nothing and runs on one thread (the machine is shared)."""
+    import highspy
+
+    h = highspy._core._Highs()  # the plain core: `highspy.Highs()` prints a banner on stdout
+    h.setOptionValue("output_flag", False)
+    h.setOptionValue("log_to_console", False)
+    h.setOptionValue("threads", 1)
+    return h
+
+
 class _Model:
     """Columns and rows collected as arrays, passed to HiGHS at once."""
 
@@ -360,12 +372,7 @@ class _Model:
     def solve(
         self, time_limit: float, rel_gap: float, start: dict[int, float] | None = None, presolve: bool = False,
     ) -> tuple[str, list[float], float, float]:
-        import highspy
-
-        h = highspy._core._Highs()  # the plain core: `highspy.Highs()` prints a banner on stdout
-        h.setOptionValue("output_flag", False)
-        h.setOptionValue("log_to_console", False)
-        h.setOptionValue("threads", 1)
+        h = quiet_highs()
         h.setOptionValue("time_limit", float(time_limit))
         h.setOptionValue("mip_rel_gap", float(rel_gap))
         # Measured: presolve off is 5x faster on whole problems (presolve dominated); on the few choices
