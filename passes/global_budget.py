@@ -268,8 +268,9 @@ def close_gap(
     dual: tuple[FactorProblem, Dual] | None, time_limit: float,
 ) -> tuple[tuple[list[int], float] | None, float, str]:
     """After the dual, if a gap above `MIP_GAP` is left: reduced-cost fixing by `dual` (the problem
-    it priced, a lower bound of `exact`, and its result) when it is cheap enough, then HiGHS on the
-    choices left — else HiGHS on the whole of `exact` — started from `plan` (choice, objective).
+    it priced, a lower bound of `exact`, and its result) where its elimination stays narrow, then
+    HiGHS on the choices left — else HiGHS on the whole of `exact` — started from `plan` (choice,
+    objective).
     Returns the better plan (None: nothing fits), the larger bound and what ran ("" if nothing)."""
     if plan is not None and plan[1] - bound <= 1e-12 * abs(plan[1]):
         return plan, plan[1], ""  # met to rounding: the bound's sums differ from the plan's in the last bits
