@@ -13,7 +13,7 @@ the result converted to `[S(0), B]`) and each variant
     global-free-mem   free weights,               infer-sbp{rule=global mem=¼ weight bytes + 3 MiB}
     global-free-tight free weights,               infer-sbp{rule=global mem=what Megatron's layout needs}
 
-it records, in this process: the plan's modelled time (`sbpc.passes.global_objective.plan_objective`
+it records, in this process: the plan's modelled time (`sbpc.passes.infer_sbp.global_search.objective.plan_objective`
 on the inferred module: compute + communication, and per-rank memory), the bytes the lowered plan
 sends (materialize-boxing + lower-boxing, summed over ranks, what `sbp-run` counts), how many weights
 end sharded >= 4 ways; from one `sbp-opt --sbp-report=json` process: the `"global"` section (solver,
@@ -87,8 +87,9 @@ def mem_budget(layers: int, dims: GptDims) -> int:
 def megatron_memory(layers: int, dims: GptDims) -> int:
     """The per-device memory of Megatron's own layout (weights annotated, rule=global): a quarter
     of the weights plus its activations — a budget that leaves no room for a whole weight."""
+    from sbpc.passes.infer_sbp.global_search.objective import plan_objective
+
     import sbpc
-    from sbpc.passes.global_objective import plan_objective
 
     inferred = sbpc.compile(sbpc.parse(gpt_stack(layers, dims, "megatron")), "infer-sbp{rule=global}")
     return int(plan_objective(inferred.module).memory_bytes)
@@ -128,8 +129,9 @@ def weights_sharded(module: Any, hierarchy: tuple[int, ...]) -> tuple[int, int]:
 
 def evaluate(path: Path, options: str, dims: GptDims, result: Result) -> None:
     """In-process: infer, plan_objective, lower and count bytes. Failures go to result.errors."""
-    import sbpc
     from sbpc.runtime import simulator
+
+    import sbpc
 
     try:
         inferred = sbpc.compile(sbpc.parse_file(str(path)), f"infer-sbp{{{options}}}")
@@ -138,7 +140,7 @@ def evaluate(path: Path, options: str, dims: GptDims, result: Result) -> None:
         return
     result.sharded_4way = weights_sharded(inferred.module, dims.mesh)
     try:
-        from sbpc.passes.global_objective import plan_objective
+        from sbpc.passes.infer_sbp.global_search.objective import plan_objective
     except ImportError as error:
         result.errors["objective"] = str(error)
     else:

@@ -40,12 +40,11 @@ from xdsl.parser import Parser
 from xdsl.printer import Printer
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from gen_dag import generate
-
 import sbpc.dialects.collectives as collectives
-import sbpc.passes.cost_model as cost_model
-import sbpc.passes.infer_sbp as infer_sbp
-from sbpc.passes.sbp_report import build_report
+import sbpc.passes.cost.comm as cost_model
+import sbpc.passes.infer_sbp.infer_pass as infer_sbp
+from gen_dag import generate
+from sbpc.passes.infer_sbp.report import build_report
 from sbpc.tools.sbp_opt import register_dialects
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -264,7 +263,7 @@ NOTES = """
 * Fixed per-op work (the *warm* row): reading operand and result types, the memo key and
   lookup, retyping results and setting `sbp.signature`. Retyping goes through xDSL's public
   `Rewriter.replace_value_with_new_type` (a new result value, every use moved): about 7 µs/op.
-* Every table is keyed by values (`passes/infer_cache.py`): types, ND-SBPs and signatures keep
+* Every table is keyed by values (`passes/infer_sbp/cache.py`): types, ND-SBPs and signatures keep
   their hash in the attribute, so a lookup does not walk the attribute's parameters.
 * OneFlow's eager ND cost is kept as a price function of the byte size per (ND-SBP pair, mesh)
   (`oneflow_costs.eager_nd_pricer`), shared by every input size; the shape is part of the key
@@ -273,7 +272,7 @@ NOTES = """
   computed on first read: the boxing planner is not run by the pass.
 * rule=cost needs the α-β time of every candidate's input boxing. The planner numbers ND-SBP states,
   finds each state's edges once per tensor rank and prices steps in closed form
-  (`passes/step_pricing.py`, equal to `collectives.step_bytes_exact`); its searches are cached
+  (`passes/cost/steps.py`, equal to `collectives.step_bytes_exact`); its searches are cached
   per source state and tensor, so *memo cleared* is the steady state of a process compiling
   several programs.
 * The cyclic garbage collector runs as usual (it is no longer paused). In a whole `sbp-opt`

@@ -48,7 +48,7 @@ from collections.abc import Sequence
 
 from sbpc.dialects.collectives import step_kind
 from sbpc.dialects.sbp import BROADCAST, BroadcastAttr, PartialAttr, SbpAttr, SplitAttr
-from sbpc.passes.cost_model import DEFAULT_MODEL, CommModel, NdSbp, Plan, Step, make_step
+from sbpc.passes.cost.comm import DEFAULT_MODEL, CommModel, NdSbp, Plan, Step, make_step
 
 Move = tuple[int, SbpAttr, SbpAttr]
 """One DTensor transform info: (mesh dim, current placement, target placement)."""

@@ -35,7 +35,7 @@ from typing import Any
 
 from sbpc.dialects.collectives import step_kind
 from sbpc.dialects.sbp import BROADCAST, BroadcastAttr, PartialAttr, SbpAttr, SplitAttr, partial, split
-from sbpc.passes.cost_model import DEFAULT_MODEL, NdSbp, Plan, PlannerCache, Step, plan_transition
+from sbpc.passes.cost.comm import DEFAULT_MODEL, NdSbp, Plan, PlannerCache, Step, plan_transition
 
 DTENSOR_CPU_LINK = (87.7 * 0.22, 2.7)
 """(GB/s, µs per hop) DTensor's MeshTopoInfo gives every mesh dim of a CPU mesh (inter-host)."""

@@ -1,6 +1,6 @@
 """The `ascendc` dialect: kernel-level IR of the Ascend C fmod kernels.
 
-`--lower-to-ascendc` produces it and `lowering/ascendc_printer.py` prints it as C++. Ops mirror the
+`--lower-to-ascendc` produces it and `lowering/ascendc/printer.py` prints it as C++. Ops mirror the
 Ascend C calls the kernel makes, on named local buffers (as the real API works on named
 `LocalTensor`s): `x`, `y`, `z` are the VECIN/VECOUT queue tiles in the tensor's dtype T and `x32`,
 `y32`, `q32` the fp32 temporaries (aliases of `x`, `y` when T is f32).

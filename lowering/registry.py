@@ -8,7 +8,7 @@ from xdsl.passes import ModulePass
 
 
 def _lower_to_ascendc() -> type[ModulePass]:
-    from sbpc.lowering.to_ascendc import LowerToAscendcPass
+    from sbpc.lowering.ascendc.to_ascendc import LowerToAscendcPass
 
     return LowerToAscendcPass
 

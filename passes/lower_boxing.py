@@ -2,7 +2,7 @@
 
 Planners (option `planner`):
 
-* `optimal` (default): Dijkstra over ND-SBP states with the α-β model of `passes/cost_model.py`
+* `optimal` (default): Dijkstra over ND-SBP states with the α-β model of `passes/cost/comm.py`
   (the one `infer-sbp` prices with). Steps may act on one mesh axis or on several merged axes,
   and the order of multiply-split axes is part of the state, so the plan is minimum-time under
   the model.
@@ -21,18 +21,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from xdsl.context import Context
-from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, i64
-from xdsl.passes import ModulePass
-from xdsl.rewriter import InsertPoint, Rewriter
-
 from sbpc.dialects.collective_ops import COLLECTIVE_OPS
 from sbpc.dialects.collectives import axis_kind, step_kind
 from sbpc.dialects.errors import OpError
 from sbpc.dialects.placement import lookup_placement
 from sbpc.dialects.sbp import BROADCAST, BroadcastAttr, GlobalTensorType, PartialAttr, SbpAttr, SplitAttr, nd_sbp, split
 from sbpc.dialects.sbp_ops import BoxingOp, describe_op
-from sbpc.passes.cost_model import (
+from sbpc.passes.cost.comm import (
     DEFAULT_MODEL,
     CommModel,
     NdSbp,
@@ -42,7 +37,11 @@ from sbpc.passes.cost_model import (
     placement_model,
     plan_transition,
 )
-from sbpc.passes.sbp_candidates import element_bytes
+from sbpc.passes.infer_sbp.candidates import element_bytes
+from xdsl.context import Context
+from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, i64
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
 
 Move = tuple[tuple[int, ...], SbpAttr]
 """Set the mesh axes to the entry."""

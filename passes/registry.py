@@ -12,7 +12,7 @@ from xdsl.passes import ModulePass
 
 
 def _infer_sbp() -> type[ModulePass]:
-    from sbpc.passes.infer_sbp import InferSbpPass
+    from sbpc.passes.infer_sbp.infer_pass import InferSbpPass
 
     return InferSbpPass
 
@@ -36,7 +36,7 @@ def _spmdize() -> type[ModulePass]:
 
 
 def _report() -> type[ModulePass]:
-    from sbpc.passes.report import ReportPass
+    from sbpc.passes.infer_sbp.report_pass import ReportPass
 
     return ReportPass
 

@@ -11,7 +11,7 @@ bit for bit where no reduction order changes):
 * integers wrap around on overflow (two's complement, as numpy and C in practice);
 * integer `div` truncates toward zero like C; a divisor of 0 gives 0 (C leaves it undefined);
 * `fmod` is C fmod, the exact remainder `self - trunc(self/other)*other` (no rounding anywhere, unlike
-  the Ascend kernels' TBE formula, `lowering/fmod_reference.py`): `np.fmod` for floats (the result takes
+  the Ascend kernels' TBE formula, `lowering/ascendc/fmod_reference.py`): `np.fmod` for floats (the result takes
   the sign of self; other = 0 gives NaN, other = ±inf gives self); f16 and bf16 compute in float32 and
   cast back (exact: an fmod result is representable); integers use the C remainder with a divisor of 0
   giving 0 (numpy's choice, and what the Ascend int16 kernel documents);
@@ -30,6 +30,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 import numpy as np
+from sbpc.dialects import dtypes
+from sbpc.dialects.sbp import GlobalTensorType
+from sbpc.dialects.sbp_ops import LayerNormOp, ReshapeOp
 from xdsl.dialects.builtin import (
     DenseArrayBase,
     FloatAttr,
@@ -37,10 +40,6 @@ from xdsl.dialects.builtin import (
     TensorType,
 )
 from xdsl.ir import Attribute, Operation
-
-from sbpc.dialects import dtypes
-from sbpc.dialects.sbp import GlobalTensorType
-from sbpc.dialects.sbp_ops import LayerNormOp, ReshapeOp
 
 BF16 = dtypes.named("bf16").numpy_dtype()
 F32 = dtypes.named("f32").numpy_dtype()

@@ -40,17 +40,13 @@ from multiprocessing.synchronize import Lock
 import numpy as np
 import torch
 import torch.distributed as dist
-from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp, TensorType
-from xdsl.ir import Operation, SSAValue
-
 from sbpc.dialects.collective_ops import CollectiveOp
 from sbpc.dialects.collectives import Coord, InvalidStep, Shards, mesh_coords
 from sbpc.dialects.errors import OpError
 from sbpc.dialects.placement import lookup_placement_named
 from sbpc.dialects.sbp import GlobalTensorType
 from sbpc.dialects.sbp_ops import ReshapeOp, describe_op
-from sbpc.passes.cost_model import DEFAULT_MODEL, placement_model, step_time
+from sbpc.passes.cost.comm import DEFAULT_MODEL, placement_model, step_time
 from sbpc.runtime import ops_numpy, ops_torch
 from sbpc.runtime.simulator import (
     UNLOWERED,
@@ -64,6 +60,9 @@ from sbpc.runtime.simulator import (
     type_dist,
 )
 from sbpc.runtime.torch_collectives import ProcessGroups, RankCollectives
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.ir import Operation, SSAValue
 
 DIST_BACKENDS = ("gloo", "nccl", "hccl")
 FAULT_ENV = "SBPC_TORCH_FAULT"

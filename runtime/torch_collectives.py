@@ -29,7 +29,6 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 import torch.distributed as dist
-
 from sbpc.dialects.collectives import (
     Coord,
     InvalidStep,

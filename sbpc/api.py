@@ -27,18 +27,18 @@ from xdsl.passes import PassPipeline
 from xdsl.targets.mlir import MLIRTarget
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 
+from sbpc.dialects.diagnostics import LocatedParser, Source, error_diagnostic
 from sbpc.dialects.errors import OpError
-from sbpc.passes.infer_cache import InferenceCache
-from sbpc.passes.infer_sbp import InferSbpPass
-from sbpc.passes.sbp_report import REPORT_RULES, build_report, render
+from sbpc.passes.infer_sbp.cache import InferenceCache
+from sbpc.passes.infer_sbp.infer_pass import InferSbpPass
+from sbpc.passes.infer_sbp.report import REPORT_RULES, build_report, render
 from sbpc.runtime import simulator
 from sbpc.runtime.distribute import distribute
 from sbpc.runtime.simulator import SimulationError
-from sbpc.tools.diagnostics import LocatedParser, Source, error_diagnostic
 from sbpc.tools.sbp_run import DEFAULT_PIPELINE, Failure, Run, build_arg_parser
 
 if TYPE_CHECKING:
-    from sbpc.lowering.ascendc_kernels import FmodDeviation
+    from sbpc.runtime.ascendc_kernels import FmodDeviation
 
 __all__ = ["DEFAULT_PIPELINE", "Error", "Program", "RunResult", "compile", "parse", "parse_file", "report",
            "report_text", "run"]

@@ -26,17 +26,7 @@ import traceback
 from collections.abc import Sequence
 from typing import IO, Any
 
-from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
-from xdsl.targets import Target
-from xdsl.targets.mlir import MLIRTarget
-from xdsl.tools.command_line_tool import CommandLineTool
-from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
-from xdsl.xdsl_opt_main import VersionAction, xDSLOptMain
-
-from sbpc import __version__
-from sbpc.dialects.sbp import SbpPrinter
-from sbpc.tools.diagnostics import (
+from sbpc.dialects.diagnostics import (
     DecodeError,
     Diagnostic,
     LocatedParser,
@@ -46,7 +36,8 @@ from sbpc.tools.diagnostics import (
     error_diagnostic,
     expectations,
 )
-from sbpc.tools.pipeline import (
+from sbpc.dialects.sbp import SbpPrinter
+from sbpc.runtime.pipeline import (
     Instrumentation,
     UsageError,
     available_passes,
@@ -56,6 +47,15 @@ from sbpc.tools.pipeline import (
     reject_per_rank,
     verify_program,
 )
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.targets import Target
+from xdsl.targets.mlir import MLIRTarget
+from xdsl.tools.command_line_tool import CommandLineTool
+from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
+from xdsl.xdsl_opt_main import VersionAction, xDSLOptMain
+
+from sbpc import __version__
 
 
 def register_dialects(ctx: Context) -> None:
@@ -293,8 +293,8 @@ class SbpOptMain(xDSLOptMain):
             return None, error_diagnostic(located, source, parser.positions, None)
 
     def print_report(self, module: ModuleOp) -> None:
-        from sbpc.passes.infer_sbp import InferSbpPass
-        from sbpc.passes.sbp_report import report_of
+        from sbpc.passes.infer_sbp.infer_pass import InferSbpPass
+        from sbpc.passes.infer_sbp.report import report_of
 
         # The rule, budget and cache are the pipeline's infer-sbp's (so rule=global's pass takes the
         # report's solutions rather than solving again), else the defaults; so is the planner.

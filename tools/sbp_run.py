@@ -23,7 +23,7 @@
    deviation from the IR's C fmod.
 7. with `--kernels ascendc-cpu --profile` (simulator backend), one line per kernel launch after the run:
    `kernel NAME key=K rank=R dtype=T n=N: bytes B (X.XXx min), cores C/48, ub U B, model M us, ideal I us
-   (R.RRx)` from the shim's counters and the roofline model of `lowering/roofline.py`.
+   (R.RRx)` from the shim's counters and the roofline model of `lowering/ascendc/cpu/roofline.py`.
 
 Errors print as `FILE:LINE:COL: error: MESSAGE` (or `error: MESSAGE`) on stderr with exit code 1;
 a Python traceback appears only with `--debug`.
@@ -41,17 +41,12 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, NoReturn
 
 import numpy as np
-from xdsl.context import Context
-from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Operation
-from xdsl.passes import PassPipeline
-from xdsl.utils.exceptions import DiagnosticException, ParseError
-
+from sbpc.dialects.diagnostics import DecodeError, Diagnostic, LocatedParser, Source, decode_source, error_diagnostic
 from sbpc.dialects.errors import OpError
 from sbpc.dialects.sbp import GlobalTensorType
 from sbpc.runtime import ops_numpy
 from sbpc.runtime.distribute import ReplicaMismatch, assemble, distribute
+from sbpc.runtime.pipeline import UsageError, checking_callback, parse_pipeline_spec, verify_program
 from sbpc.runtime.simulator import (
     Dist,
     SimulationError,
@@ -64,12 +59,16 @@ from sbpc.runtime.simulator import (
     simulate,
     total_sent,
 )
-from sbpc.tools.diagnostics import DecodeError, Diagnostic, LocatedParser, Source, decode_source, error_diagnostic
-from sbpc.tools.pipeline import UsageError, checking_callback, parse_pipeline_spec, verify_program
 from sbpc.tools.sbp_opt import register_dialects
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
+from xdsl.passes import PassPipeline
+from xdsl.utils.exceptions import DiagnosticException, ParseError
 
 if TYPE_CHECKING:
-    from sbpc.lowering.ascendc_kernels import FmodDeviation, KernelProfiler
+    from sbpc.runtime.ascendc_kernels import FmodDeviation, KernelProfiler
 
 DEFAULT_PIPELINE = "infer-sbp,materialize-boxing,lower-boxing,spmdize"
 
@@ -301,12 +300,12 @@ class Run:
             return None
         missing = "error: --kernels ascendc-cpu needs the Ascend C backend (not built yet)"
         try:
-            from sbpc.lowering.ascendc_kernels import kernel_overrides
+            from sbpc.runtime.ascendc_kernels import kernel_overrides
         except ImportError as error:
             raise Failure(f"{missing}: {error}") from None
         # The backend's bridge: op name -> kernel(local operands, op) -> local result, like ops_numpy.
         if self.args.profile:
-            from sbpc.lowering.ascendc_kernels import KernelProfiler
+            from sbpc.runtime.ascendc_kernels import KernelProfiler
 
             self.profiler = KernelProfiler()
             return self.profiler.overrides()
@@ -317,7 +316,7 @@ class Run:
         measuring on the way how far it lands from the IR's C fmod."""
         if self.args.kernels == "numpy":
             return None
-        from sbpc.lowering.ascendc_kernels import FmodDeviation
+        from sbpc.runtime.ascendc_kernels import FmodDeviation
 
         return FmodDeviation()
 

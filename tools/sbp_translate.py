@@ -20,15 +20,14 @@ from io import StringIO
 from pathlib import Path
 from typing import TypeVar
 
+from sbpc.dialects.diagnostics import DecodeError, LocatedParser, decode_source, error_diagnostic
+from sbpc.runtime.pipeline import UsageError, checking_callback, parse_pipeline_spec, verify_program
+from sbpc.tools.sbp_opt import register_dialects
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import PassPipeline
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import DiagnosticException, ParseError
-
-from sbpc.tools.diagnostics import DecodeError, LocatedParser, decode_source, error_diagnostic
-from sbpc.tools.pipeline import UsageError, checking_callback, parse_pipeline_spec, verify_program
-from sbpc.tools.sbp_opt import register_dialects
 
 MLIR_PIPELINE = "infer-sbp,materialize-boxing,lower-boxing,spmdize"
 MLIR_GLOBAL_PIPELINE = "infer-sbp"
@@ -76,8 +75,8 @@ def main(argv: Sequence[str] | None = None) -> int:
               "into a directory)", file=sys.stderr)
         return 1
     from sbpc.dialects.ascendc import LaunchOp
-    from sbpc.lowering.ascendc_printer import emit_project
-    from sbpc.lowering.cann_project import CANN_PACKAGE_PATH
+    from sbpc.lowering.ascendc.cann_project import CANN_PACKAGE_PATH
+    from sbpc.lowering.ascendc.printer import emit_project
 
     cann_path = args.cann_path if args.cann_path is not None else CANN_PACKAGE_PATH
 
@@ -153,7 +152,7 @@ def _compile(args: argparse.Namespace, act: Callable[[Context, ModuleOp], T], ct
 
 def _import_shard(args: argparse.Namespace) -> int:
     """`--import-shard`: the shard-annotated upstream program FILE as an sbp program (custom form)."""
-    from sbpc.lowering.from_upstream_shard import import_context, import_shard
+    from sbpc.translate.from_upstream_shard import import_context, import_shard
 
     def translate(ctx: Context, module: ModuleOp) -> str:
         imported = import_shard(module)
@@ -187,8 +186,8 @@ def _emit_mlir(args: argparse.Namespace) -> int:
     pipeline = _pipeline(args.pipeline if args.pipeline is not None else default)
     if pipeline is None:
         return 1
-    from sbpc.lowering.to_upstream_global import to_upstream_global
-    from sbpc.lowering.to_upstream_mlir import to_upstream_mlir
+    from sbpc.translate.to_upstream_global import to_upstream_global
+    from sbpc.translate.to_upstream_mlir import to_upstream_mlir
 
     def translate(ctx: Context, module: ModuleOp) -> str:
         pipeline.apply(ctx, module)

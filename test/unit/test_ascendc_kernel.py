@@ -3,11 +3,11 @@
 Each kernel is printed exactly as `sbp-translate --emit-ascendc` prints it (`lowering.ascendc_kernels`:
 same IR, same printer), compiled with `g++ -std=c++17 -Wall -Werror` once per dtype (cached by
 `lowering.ascendc_runtime.compile_kernel`), and run on every simulated core with the tiling of
-`lowering/tiling.py`. Every case checks:
+`lowering/ascendc/tiling.py`. Every case checks:
 
 * the tiling key it is meant to hit (every key 0..4 is hit by fmod_tensor, 0 and 3 by fmod_scalar, for
   every dtype: `test_case_table_covers_every_key`);
-* the result bit for bit against `lowering/fmod_reference.py` (any NaN equals any NaN), and within
+* the result bit for bit against `lowering/ascendc/fmod_reference.py` (any NaN equals any NaN), and within
   tolerance of `numpy.fmod` where |quotient| < 2^23 and the operands are finite with other != 0 (int16:
   exactly); the output storage outside the view keeps its sentinel bytes;
 * the shim counters: UB->GM bytes == bytes(out); GM<->UB == bytes(self)+bytes(other)+bytes(out) for keys 0
@@ -29,13 +29,12 @@ from dataclasses import dataclass
 import ml_dtypes
 import numpy as np
 import pytest
-
 from sbpc.dialects import dtypes
-from sbpc.lowering.ascendc_kernels import kernel_source_dir, library
-from sbpc.lowering.ascendc_runtime import run_kernel
-from sbpc.lowering.fmod_reference import fmod_scalar_reference, fmod_tensor_reference, round_scalar_to_dtype
-from sbpc.lowering.soc import UB_BYTES
-from sbpc.lowering.tiling import FmodTiling, TensorView, compute_tiling
+from sbpc.lowering.ascendc.cpu.runner import run_kernel
+from sbpc.lowering.ascendc.fmod_reference import fmod_scalar_reference, fmod_tensor_reference, round_scalar_to_dtype
+from sbpc.lowering.ascendc.soc import UB_BYTES
+from sbpc.lowering.ascendc.tiling import FmodTiling, TensorView, compute_tiling
+from sbpc.runtime.ascendc_kernels import kernel_source_dir, library
 
 DTYPES: dict[str, np.dtype] = {t.name: t.numpy_dtype() for t in dtypes.FMOD_KERNEL_TYPES}
 ALL = tuple(DTYPES)
@@ -660,7 +659,7 @@ def test_random_shapes_and_views(seed: int) -> None:
 def test_kernel_sources_are_replaced_atomically(tmp_path) -> None:
     """A reader that opened the previous source keeps reading all of it: the new text arrives by
     rename, never by truncating the shared file in place (ranks compile these files concurrently)."""
-    from sbpc.lowering.cann_project import write_atomic as _write_atomic
+    from sbpc.lowering.ascendc.cann_project import write_atomic as _write_atomic
 
     path = tmp_path / "k.cpp"
     _write_atomic(path, "old source\n" * 100)

@@ -34,15 +34,14 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from sbpc.dialects import dtypes
-from sbpc.lowering.ascendc_runtime import KernelCompileError, compile_kernel
-from sbpc.lowering.cann_project import CANN_PACKAGE_PATH, VENDOR_NAME
+from sbpc.lowering.ascendc.cann_project import CANN_PACKAGE_PATH, VENDOR_NAME
+from sbpc.lowering.ascendc.cpu.runner import KernelCompileError, compile_kernel
 from sbpc.tools.sbp_translate import main as translate
 
 ROOT = Path(__file__).resolve().parents[2]
-HOST_SHIM = ROOT / "lowering" / "host_shim"
-DEVICE_SHIM = ROOT / "lowering" / "shim"
+HOST_SHIM = ROOT / "lowering" / "ascendc" / "cpu" / "host_shim"
+DEVICE_SHIM = ROOT / "lowering" / "ascendc" / "cpu" / "shim"
 CXX = os.environ.get("CXX", "g++")
 KINDS = {"fmod_tensor": "FmodTensor", "fmod_scalar": "FmodScalar"}
 BUILD_FILES = ("CMakeLists.txt", "CMakePresets.json", "build.sh", "framework/CMakeLists.txt",

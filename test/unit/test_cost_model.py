@@ -6,11 +6,10 @@ import itertools
 import math
 
 import pytest
-
 from sbpc.dialects.collectives import step_bytes_exact
 from sbpc.dialects.sbp import BROADCAST, SbpAttr, partial, split
-from sbpc.passes.cost_model import PlannerCache, plan_transition, transition_time
-from sbpc.passes.oneflow_costs import (
+from sbpc.passes.cost.comm import PlannerCache, plan_transition, transition_time
+from sbpc.passes.infer_sbp.oneflow_costs import (
     FLT_MAX,
     INT32_MAX,
     INT64_MAX,
@@ -320,7 +319,7 @@ def test_planner_prefers_fewer_bytes() -> None:
 
 
 def test_links_price_merged_axes_at_slowest_bandwidth_and_largest_latency() -> None:
-    from sbpc.passes.cost_model import DEFAULT_MODEL, step_time
+    from sbpc.passes.cost.comm import DEFAULT_MODEL, step_time
 
     model = DEFAULT_MODEL.with_links([(25.0, 10.0), (196.0, 1.5)])
     assert DEFAULT_MODEL.with_links(None) is DEFAULT_MODEL

@@ -6,9 +6,8 @@ import re
 from pathlib import Path
 
 import numpy as np
-from xdsl.dialects.builtin import IntegerType
-
 from sbpc.dialects import dtypes
+from xdsl.dialects.builtin import IntegerType
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -32,7 +31,7 @@ def test_rows_agree_with_numpy_and_xdsl():
 
 
 def test_ge_enumerators_are_cann_values():
-    header = (ROOT / "lowering" / "host_shim" / "graph" / "types.h").read_text()
+    header = (ROOT / "lowering" / "ascendc" / "cpu" / "host_shim" / "graph" / "types.h").read_text()
     values = {name: int(v) for name, v in re.findall(r"\b(DT_\w+) = (\d+)", header)}
     for t in dtypes.ELEMENT_TYPES:
         if t.ge is not None:

@@ -1,4 +1,4 @@
-"""lowering/fmod_reference.py: the numpy emulation of the TBE fmod formula (docs/ascendc_design.md "Numerics")."""
+"""ascendc/fmod_reference.py: the numpy emulation of the TBE fmod formula (docs/ascendc_design.md "Numerics")."""
 
 from __future__ import annotations
 
@@ -7,8 +7,7 @@ import math
 import ml_dtypes
 import numpy as np
 import pytest
-
-from sbpc.lowering.fmod_reference import (
+from sbpc.lowering.ascendc.fmod_reference import (
     cast_from_float32,
     fmod_scalar_reference,
     fmod_tensor_reference,

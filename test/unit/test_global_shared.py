@@ -8,16 +8,16 @@ import random
 
 import numpy as np
 import pytest
+from sbpc.dialects.sbp import BROADCAST, split
+from sbpc.passes.cost.comm import plan_transition
+from sbpc.passes.infer_sbp.global_search import shared as global_shared
+from sbpc.passes.infer_sbp.global_search.objective import plan_objective
+from sbpc.passes.infer_sbp.global_search.search import infer_module_global
+from sbpc.passes.solver.budget import lagrangian
+from sbpc.passes.solver.factor import FactorProblem, MemoryRow, eliminate, min_budget, solve_mip
 
 from bench.gen_gpt import gpt_stack
 from sbpc import api
-from sbpc.dialects.sbp import BROADCAST, split
-from sbpc.passes import global_shared
-from sbpc.passes.cost_model import plan_transition
-from sbpc.passes.global_budget import lagrangian
-from sbpc.passes.global_objective import plan_objective
-from sbpc.passes.global_search import infer_module_global
-from sbpc.passes.global_solver import FactorProblem, MemoryRow, eliminate, min_budget, solve_mip
 
 T = "!sbp.tensor<64x128xf32, @p"
 W = "!sbp.tensor<128x48xf32, @p, [S(1)]>"
@@ -203,7 +203,7 @@ def test_under_a_budget_a_bounded_value_costs_one_mip(monkeypatch: pytest.Monkey
     then one HiGHS solve of the exact problem (the bounded value as a cover, no table), not two. The
     result is the exact problem's optimum (HiGHS run to the end on it alone agrees), fits the budget,
     and its objective is plan_objective's."""
-    from sbpc.passes import global_budget
+    from sbpc.passes.solver import budget as global_budget
 
     budget = 3933184
     mips: list[int] = []

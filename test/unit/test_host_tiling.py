@@ -1,4 +1,4 @@
-"""The C++ host TilingFunc (lowering/host_tiling_cpp.py) against lowering/tiling.py, through the host shim.
+"""The C++ host TilingFunc (ascendc/host_tiling_cpp.py) against lowering/ascendc/tiling.py, through the host shim.
 
 One driver binary (g++ -std=c++17 -Wall -Werror, cached by source hash) links the FmodTensor and
 FmodScalar op_host sources (TilingFunc + OpDef, found through OP_ADD's registry) and reads every case
@@ -22,26 +22,25 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from sbpc.dialects import dtypes
-from sbpc.lowering.ascendc_printer import host_source
-from sbpc.lowering.host_tiling_cpp import (
+from sbpc.lowering.ascendc.host_tiling_cpp import (
     HOST_ATTRS,
     attr_index,
     snake_name,
     tiling_data_header,
 )
-from sbpc.lowering.soc import UB_BYTES, SocInfo
-from sbpc.lowering.tiling import (
+from sbpc.lowering.ascendc.printer import host_source
+from sbpc.lowering.ascendc.soc import UB_BYTES, SocInfo
+from sbpc.lowering.ascendc.tiling import (
     TensorView,
     compute_tiling,
     row_major_strides,
 )
-from sbpc.lowering.tiling_data import tiling_size, unpack_tiling
+from sbpc.lowering.ascendc.tiling_data import tiling_size, unpack_tiling
 
 ROOT = Path(__file__).resolve().parents[2]
-HOST_SHIM = ROOT / "lowering" / "host_shim"
-DEVICE_SHIM = ROOT / "lowering" / "shim"  # register/tilingdata_base.h (shared with the kernel side)
+HOST_SHIM = ROOT / "lowering" / "ascendc" / "cpu" / "host_shim"
+DEVICE_SHIM = ROOT / "lowering" / "ascendc" / "cpu" / "shim"  # register/tilingdata_base.h (shared with the kernel side)
 CXX = os.environ.get("CXX", "g++")
 FLAGS = ["-std=c++17", "-Wall", "-Werror", "-O1"]
 DT_ENUM = {t.name: t.ge_value for t in dtypes.FMOD_KERNEL_TYPES}
@@ -570,7 +569,7 @@ def test_scalar_rounding_matches_numpy(driver):
 
 def test_printer_host_source_compiles_with_host_shim(tmp_path):
     """The printer's op_host/<op>.cpp (which embeds host_tiling_source) compiles against the host shim."""
-    printer = pytest.importorskip("sbpc.lowering.ascendc_printer")
+    printer = pytest.importorskip("sbpc.lowering.ascendc.printer")
     if not hasattr(printer, "host_source"):
         pytest.skip("printer has no host_source")
     for op in ("FmodTensor", "FmodScalar"):

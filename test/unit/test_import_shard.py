@@ -1,4 +1,4 @@
-"""`sbp-translate --import-shard` (lowering/from_upstream_shard.py): shard-annotated upstream MLIR -> sbp.
+"""`sbp-translate --import-shard` (translate/from_upstream_shard.py): shard-annotated upstream MLIR -> sbp.
 
 The round trip `--emit-mlir=global` then `--import-shard` gives back the SBPs sbpc chose, for every
 example and every lit-suite program that exports; hand-written programs (named linalg ops, tosa in
@@ -15,7 +15,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from sbpc.tools.sbp_opt import main as opt_main
 from sbpc.tools.sbp_translate import main
 

@@ -1,4 +1,4 @@
-"""The planner's fast step pricing (passes/step_pricing.py) against its reference,
+"""The planner's fast step pricing (passes/cost/steps.py) against its reference,
 `collectives.step_bytes_exact`, exhaustively on small meshes; and the planner's plans against a
 plain Dijkstra priced by `step_bytes_exact` (the planner before it numbered states and priced
 steps per shape)."""
@@ -11,10 +11,9 @@ import itertools
 import math
 
 import pytest
-
 from sbpc.dialects.collectives import COMM_KINDS, step_bytes_exact, step_kind
 from sbpc.dialects.sbp import BROADCAST, PartialAttr, SbpAttr, partial, split
-from sbpc.passes.cost_model import (
+from sbpc.passes.cost.comm import (
     DEFAULT_MODEL,
     CommModel,
     NdSbp,
@@ -26,7 +25,7 @@ from sbpc.passes.cost_model import (
     step_time,
     transition_time,
 )
-from sbpc.passes.step_pricing import axis_subsets, elements_sent, rank_ranges, split_dims, step_layout
+from sbpc.passes.cost.steps import axis_subsets, elements_sent, rank_ranges, split_dims, step_layout
 
 S0, S1, B, P, PMAX = split(0), split(1), BROADCAST, partial(), partial("max")
 HIERARCHIES = [(2,), (3,), (2, 2), (2, 3), (2, 2, 2)]

@@ -10,7 +10,6 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
-
 from sbpc.tools import sbp_opt, sbp_run, sbp_translate
 
 ROOT = Path(__file__).resolve().parents[2]

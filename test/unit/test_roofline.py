@@ -1,4 +1,4 @@
-"""The roofline model of one kernel launch (`lowering/roofline.py`) and `sbp-run --profile`."""
+"""The roofline model of one kernel launch (`lowering/ascendc/cpu/roofline.py`) and `sbp-run --profile`."""
 
 from __future__ import annotations
 
@@ -7,11 +7,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from sbpc.dialects import dtypes
-from sbpc.lowering.ascendc_kernels import KernelProfiler, run_fmod
-from sbpc.lowering.roofline import profile_launch
-from sbpc.lowering.tiling import TensorView
+from sbpc.lowering.ascendc.cpu.roofline import profile_launch
+from sbpc.lowering.ascendc.tiling import TensorView
+from sbpc.runtime.ascendc_kernels import KernelProfiler, run_fmod
 from sbpc.tools.sbp_run import run_captured
 
 COUNTERS = {"gmToUbBytes": 8000, "ubToGmBytes": 4000, "gmScalarReadBytes": 400, "gmScalarWriteBytes": 0,

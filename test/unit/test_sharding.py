@@ -7,11 +7,10 @@ import math
 
 from hypothesis import given
 from hypothesis import strategies as st
-
 from sbpc.dialects.sbp import BROADCAST, SplitAttr, nd_sbp
 from sbpc.dialects.sharding import balanced_range, local_shape, max_local_shape
-from sbpc.passes.cost_model import local_elements
-from sbpc.passes.step_pricing import rank_ranges
+from sbpc.passes.cost.comm import local_elements
+from sbpc.passes.cost.steps import rank_ranges
 
 
 def test_balanced_range_gives_the_first_ranks_the_remainder():

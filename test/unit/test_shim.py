@@ -1,8 +1,8 @@
-"""The CPU shim of the Ascend C API (lowering/shim/) and the runtime that compiles and runs kernels on it
-(lowering/ascendc_runtime.py).
+"""The CPU shim of the Ascend C API (lowering/ascendc/cpu/shim/) and the runtime that compiles and runs kernels on it
+(lowering/ascendc/cpu/runner.py).
 
 * A hand-written FmodTensor/FmodScalar kernel (Inputs/fmod_kernel_handwritten.cpp, keys 1 and 0) run for all
-  four dtypes must match lowering/fmod_reference.py bit for bit (all NaNs equal) and move exactly the
+  four dtypes must match lowering/ascendc/fmod_reference.py bit for bit (all NaNs equal) and move exactly the
   bytes of its operands between GM and UB.
 * A probe kernel (written below) exercises single shim rules: DataCopy rounding down, DataCopyPad layout
   and poison, Cast rounding modes, the UB limit, queue discipline, alignment and the static_asserts.
@@ -21,18 +21,17 @@ from pathlib import Path
 import ml_dtypes
 import numpy as np
 import pytest
-
 from sbpc.dialects import dtypes
-from sbpc.lowering.ascendc_runtime import (
+from sbpc.lowering.ascendc.cpu.runner import (
     COUNTER_NAMES,
     KernelCompileError,
     KernelRunError,
     compile_kernel,
     run_kernel,
 )
-from sbpc.lowering.fmod_reference import fmod_scalar_reference, fmod_tensor_reference, round_scalar_to_dtype
-from sbpc.lowering.soc import UB_BYTES
-from sbpc.lowering.tiling_data import (
+from sbpc.lowering.ascendc.fmod_reference import fmod_scalar_reference, fmod_tensor_reference, round_scalar_to_dtype
+from sbpc.lowering.ascendc.soc import UB_BYTES
+from sbpc.lowering.ascendc.tiling_data import (
     FMOD_TILING_FIELDS,
     pack_tiling,
     tiling_field_offsets,

@@ -1,4 +1,4 @@
-"""lowering/soc.py is the one home of the SoC figures: the shims read headers generated from it."""
+"""lowering/ascendc/soc.py is the one home of the SoC figures: the shims read headers generated from it."""
 
 from __future__ import annotations
 
@@ -8,17 +8,16 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
-from sbpc.lowering import soc
-from sbpc.lowering.tiling import TensorView, compute_tiling, get_soc
+from sbpc.lowering.ascendc import soc
+from sbpc.lowering.ascendc.tiling import TensorView, compute_tiling, get_soc
 
 ROOT = Path(__file__).resolve().parents[2]
-SHIMS = (ROOT / "lowering" / "shim", ROOT / "lowering" / "host_shim")
+SHIMS = (ROOT / "lowering" / "ascendc" / "cpu" / "shim", ROOT / "lowering" / "ascendc" / "cpu" / "host_shim")
 
 
 def test_generated_headers_are_current():
     for path, text in soc.generated_headers().items():
-        assert path.read_text(encoding="utf-8") == text, f"{path} is stale: run python -m sbpc.lowering.soc"
+        assert path.read_text(encoding="utf-8") == text, f"{path} is stale: run python -m sbpc.lowering.ascendc.soc"
 
 
 def test_generated_headers_hold_the_table():

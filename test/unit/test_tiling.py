@@ -1,4 +1,4 @@
-"""lowering/tiling.py: tiling keys, coalescing, core split, UB plan, validation (docs/ascendc_design.md "Tiling")."""
+"""ascendc/tiling.py: tiling keys, coalescing, core split, UB plan, validation (docs/ascendc_design.md "Tiling")."""
 
 from __future__ import annotations
 
@@ -11,10 +11,9 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from sbpc.dialects import dtypes
-from sbpc.lowering.soc import SOCS, UB_BYTES, SocInfo
-from sbpc.lowering.tiling import (
+from sbpc.lowering.ascendc.soc import SOCS, UB_BYTES, SocInfo
+from sbpc.lowering.ascendc.tiling import (
     UB_RESERVED_BYTES,
     TensorView,
     coalesce,
@@ -23,7 +22,7 @@ from sbpc.lowering.tiling import (
     row_major_strides,
     ub_bytes_per_elem,
 )
-from sbpc.lowering.tiling_data import FMOD_TILING_FIELDS, MAX_DIMS, tiling_size, unpack_tiling
+from sbpc.lowering.ascendc.tiling_data import FMOD_TILING_FIELDS, MAX_DIMS, tiling_size, unpack_tiling
 
 V = TensorView
 rm = TensorView.row_major

@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import NamedTuple
 
 import pytest
-
 from sbpc.tools import sbp_opt, sbp_run, sbp_translate
 
 pytestmark = pytest.mark.usefixtures("cached_plugin_discovery")
@@ -281,7 +280,7 @@ def test_fmod_on_0d_tensors_runs_with_ascendc_kernels(text: str, tmp_path: Path)
     got = np.load(tmp_path / "out" / "result0.npy")
     assert got.shape == ()
     # the value of the kernel on a 1-element shard (the TBE formula: 5.5 fmod 0.7 is 0.5999999, not C's 0.6000001)
-    from sbpc.lowering.fmod_reference import fmod_scalar_reference, fmod_tensor_reference
+    from sbpc.lowering.ascendc.fmod_reference import fmod_scalar_reference, fmod_tensor_reference
 
     one, two = np.array([5.5], np.float32), np.array([2.0], np.float32)
     want = fmod_tensor_reference(one, two) if "%b" in text else fmod_scalar_reference(one, 0.7)

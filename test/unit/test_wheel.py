@@ -38,18 +38,18 @@ def test_the_only_top_level_package_is_sbpc(wheel: zipfile.ZipFile) -> None:
     info = next(n.split("/")[0] for n in names if n.endswith(".dist-info/METADATA"))
     assert {n.split("/")[0] for n in names} == {"sbpc", info}
     assert wheel.read(f"{info}/top_level.txt").decode().split() == ["sbpc"]
-    for package in ("dialects", "passes", "lowering", "runtime", "tools"):
+    for package in ("dialects", "passes", "lowering", "translate", "runtime", "tools"):
         assert f"sbpc/{package}/__init__.py" in names
     assert "sbpc/api.py" in names and "sbpc/runtime/distribute.py" in names
 
 
 def test_the_shim_headers_are_package_data(wheel: zipfile.ZipFile) -> None:
     names = set(wheel.namelist())
-    lowering = ROOT / "lowering"
+    lowering = ROOT / "lowering" / "ascendc" / "cpu"
     shipped = sorted(p.relative_to(lowering).as_posix() for folder in ("shim", "host_shim")
                      for p in (lowering / folder).rglob("*") if p.is_file() and "__pycache__" not in p.parts)
     assert "shim/kernel_operator.h" in shipped and "shim/launcher.cpp" in shipped
-    missing = [p for p in shipped if f"sbpc/lowering/{p}" not in names]
+    missing = [p for p in shipped if f"sbpc/lowering/ascendc/cpu/{p}" not in names]
     assert not missing
 
 

@@ -2,7 +2,7 @@
 // RUN: sbp-opt %s -p "lower-boxing{planner=oneflow}" | filecheck %s --check-prefix=ONEFLOW
 // RUN: sbp-run %s --check | filecheck %s --check-prefix=SIM
 // RUN: sbp-opt %s --sbp-report 2>&1 >/dev/null | filecheck %s --check-prefix=REPORT
-// RUN: python -c "from sbpc.dialects.sbp import BROADCAST as B, partial; from sbpc.passes.cost_model import plan_transition; P = partial(); print([(p.time_us, [(s.kind, s.mesh_axes) for s in p.steps]) for p in (plan_transition((P, P), (B, B), (8, 8), 4, (2, 2)), plan_transition((P, P), (B, B), (8, 8), 4, (2, 2), merge_axes=False))])" | filecheck %s --check-prefix=COST
+// RUN: python -c "from sbpc.dialects.sbp import BROADCAST as B, partial; from sbpc.passes.cost.comm import plan_transition; P = partial(); print([(p.time_us, [(s.kind, s.mesh_axes) for s in p.steps]) for p in (plan_transition((P, P), (B, B), (8, 8), 4, (2, 2)), plan_transition((P, P), (B, B), (8, 8), 4, (2, 2), merge_axes=False))])" | filecheck %s --check-prefix=COST
 
 // (P, P) -> (B, B) on a 2x2 mesh, 8x8 f32 (256 bytes): one all-reduce over the merged mesh axes
 // [0, 1] (4 ranks), not one all-reduce per mesh axis. Both planners agree (OneFlow's

@@ -1,0 +1,118 @@
+"""The objective of `infer-sbp{rule=global}` evaluated on any inferred program (SPEC §3.1).
+
+`plan_objective(module)` prices the signatures a module already carries — whichever rule chose
+them — with the whole-program model the search minimises: Σ op compute time (compute_model), Σ
+boxing time (the α-β planner on the placement's links) once per value and distinct target SBP
+among what its consumers' signatures need and its `to_global`s ask — the boxings
+materialize-boxing inserts and shares, the bytes `sbp-run` counts — plus every `sbp.boxing` or
+collective already in the program, and the per-device memory (arguments' local bytes plus the
+most local bytes live at one op in program order). So plans of rule=oneflow, rule=cost and
+rule=global compare under one objective.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sbpc.dialects.collective_ops import CollectiveOp
+from sbpc.dialects.errors import OpError
+from sbpc.dialects.flops import FlopModel
+from sbpc.dialects.sbp import GlobalTensorType, NdSbpAttr, SignatureAttr
+from sbpc.dialects.sbp_ops import BoxingOp, ToGlobalOp, describe_op
+from sbpc.dialects.signatures import SbpRule
+from sbpc.passes.cost.compute import local_bytes, op_compute_s
+from sbpc.passes.infer_sbp.global_search.problem import Mesh, Pricer, mesh_of
+from sbpc.passes.infer_sbp.infer_pass import functions
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import SSAValue
+
+
+@dataclass(frozen=True)
+class PlanObjective:
+    """Modelled seconds of compute and communication, their sum, and peak per-device bytes."""
+
+    compute_s: float
+    comm_s: float
+    total_s: float
+    memory_bytes: int
+
+
+def plan_objective(module: ModuleOp, pricer: Pricer | None = None) -> PlanObjective:
+    """The global model's objective of an inferred `module` (every function; memory: the largest)."""
+    pricer = Pricer() if pricer is None else pricer
+    compute = comm = 0.0
+    memory = 0
+    for f in functions(module):
+        c, m, b = function_objective(f, pricer)
+        compute, comm, memory = compute + c, comm + m, max(memory, b)
+    return PlanObjective(compute, comm, compute + comm, memory)
+
+
+def _sbp(anchor: func.FuncOp | object, value: SSAValue) -> NdSbpAttr:
+    ty = value.type
+    assert isinstance(ty, GlobalTensorType)
+    if ty.nd_sbp is None:
+        raise OpError(anchor, f"plan_objective: {ty.describe()} has no SBP (run infer-sbp first)")  # type: ignore[arg-type]
+    return ty.nd_sbp
+
+
+def function_objective(f: func.FuncOp, pricer: Pricer) -> tuple[float, float, int]:
+    """(compute s, communication s, memory bytes) of one inferred function."""
+    compute = comm = 0.0
+    meshes: dict[str, Mesh] = {}
+
+    def mesh(anchor: object, ty: GlobalTensorType) -> Mesh:
+        found = meshes.get(ty.placement_name)
+        if found is None:
+            found = meshes[ty.placement_name] = mesh_of(anchor, ty)  # type: ignore[arg-type]
+        return found
+
+    def nbytes(value: SSAValue) -> int:
+        ty = value.type
+        if not isinstance(ty, GlobalTensorType):
+            return 0
+        return local_bytes(ty, _sbp(f, value), mesh(f, ty).hierarchy)
+
+    block = f.body.block
+    ops = list(block.ops)
+    boxed: dict[SSAValue, dict[NdSbpAttr, None]] = {}
+    """Per value, the distinct targets it is boxed to (one shared boxing each)."""
+    for op in ops:
+        if op.get_trait(SbpRule) is not None:
+            sig = op.attributes.get("sbp.signature")
+            if not isinstance(sig, SignatureAttr):
+                raise OpError(op, f"{describe_op(op)}: no sbp.signature (run infer-sbp first)")
+            ins: list[NdSbpAttr] = list(sig.inputs.data)  # type: ignore[arg-type]
+            outs: list[NdSbpAttr] = list(sig.outputs.data)  # type: ignore[arg-type]
+            in_types = [v.type for v in op.operands]
+            m = mesh(op, in_types[0] if in_types else op.results[0].type)  # type: ignore[arg-type]
+            compute += op_compute_s(op, op.get_trait(FlopModel), in_types, [r.type for r in op.results],  # type: ignore[arg-type]
+                                    (ins, outs), m.hierarchy, m.device)
+            for v, need in zip(op.operands, ins, strict=True):
+                if need != _sbp(op, v):
+                    boxed.setdefault(v, {})[need] = None
+        elif isinstance(op, ToGlobalOp):
+            src = op.operands[0]
+            if _sbp(op, op.results[0]) != _sbp(op, src):
+                boxed.setdefault(src, {})[_sbp(op, op.results[0])] = None
+        elif isinstance(op, BoxingOp | CollectiveOp):  # already in the program: its own op, not shared
+            src, dst = op.operands[0], op.results[0]
+            comm += pricer.boxing_s(src.type, _sbp(op, src), _sbp(op, dst), mesh(op, src.type))  # type: ignore[arg-type]
+    for v, targets in boxed.items():
+        for need in targets:
+            comm += pricer.boxing_s(v.type, _sbp(f, v), need, mesh(f, v.type))  # type: ignore[arg-type]
+    position = {op: t for t, op in enumerate(ops)}
+    base = sum(nbytes(a) for a in block.args)
+    delta = [0] * (len(ops) + 1)
+    for t, op in enumerate(ops):
+        for r in op.results:
+            size = nbytes(r)
+            last = max((position[use.operation] for use in r.uses), default=t)
+            delta[t] += size
+            delta[last + 1] -= size
+    peak = live = 0
+    for t in range(len(ops)):
+        live += delta[t]
+        peak = max(peak, live)
+    return compute, comm, base + peak

@@ -1,0 +1,197 @@
+"""`infer-sbp{rule=global}`: the whole-program optimum (SPEC §3.1), function by function.
+
+Each function becomes a factor problem (`passes/infer_sbp/global_search/problem.py`), solved exactly by variable
+elimination or, with a memory budget or when elimination would build too large a table, by HiGHS
+with its bound (`passes/solver/factor.py`), under a budget after the Lagrangian dual
+(`passes/solver/budget.py`); then every free argument, result type and signature
+is written back and the function type updated. No decision is shared between repeated layers:
+each op is its own variable (elimination is linear in the program's length anyway).
+
+A budget no choice fits is a located error at the function naming the smallest budget that fits.
+
+Solutions are memoised in the `InferenceCache` (`solutions`) by `problem_key` — the values the
+problem is built from — so that `sbp-opt --sbp-report`, whose report solves a clone, and the pass
+after it, given the pass's cache, solve each function once: the second applies the first's choice
+(the same problem, so the same write-back) and reports the first's solve time.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import time
+from dataclasses import dataclass, field
+from io import StringIO
+
+import numpy as np
+from sbpc.dialects.collective_ops import CollectiveOp
+from sbpc.dialects.errors import OpError
+from sbpc.dialects.placement import PlacementOp
+from sbpc.dialects.sbp import GlobalTensorType, NdSbpAttr, SbpPrinter, SignatureAttr
+from sbpc.dialects.sbp_ops import BoxingOp, ToGlobalOp
+from sbpc.passes.infer_sbp.cache import InferenceCache
+from sbpc.passes.infer_sbp.global_search.problem import Builder, GlobalProblem, Pricer
+from sbpc.passes.infer_sbp.infer_pass import check_explicit, functions
+from sbpc.passes.solver.budget import Dual, close_gap, lagrangian, solve
+from sbpc.passes.solver.factor import FactorProblem, Solution, eliminate, min_budget
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.rewriter import Rewriter
+
+_UNITS = {"": 1, "B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}
+_BYTES = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*(B|KiB|MiB|GiB)?\s*")
+
+
+def parse_bytes(text: str) -> int:
+    """`4096`, `64MiB`, `1.5GiB` -> bytes; ValueError otherwise."""
+    found = _BYTES.fullmatch(text)
+    if found is None:
+        raise ValueError(f"mem={text} is not a size (write bytes, or a number with KiB, MiB or GiB)")
+    return int(float(found.group(1)) * _UNITS[found.group(2) or ""])
+
+
+@dataclass
+class FunctionResult:
+    """What the report reads of one function's search."""
+
+    problem: GlobalProblem
+    solution: Solution
+    greedy: list[int | None] = field(default_factory=list)
+    """Per variable, the best local (op-by-op) choice given the others' global choices (ops only)."""
+
+
+def problem_key(f: func.FuncOp, budget: int | None) -> tuple[object, ...]:
+    """Everything a function's problem is built from, as values: the rule, the budget, the printed
+    function (its types, properties, hints and result requirements) and the printed placements
+    around it (hierarchies, device types and links)."""
+    text = StringIO()
+    printer = SbpPrinter(stream=text)
+    scope = f.parent_op()
+    for op in () if scope is None else (o for region in scope.regions for block in region.blocks for o in block.ops):
+        if isinstance(op, PlacementOp):
+            printer.print_op(op)
+            text.write("\n")
+    printer.print_op(f)
+    return ("global", budget, text.getvalue())
+
+
+def search_function(f: func.FuncOp, cache: InferenceCache, pricer: Pricer, budget: int | None) -> FunctionResult:
+    """Build, solve (or take the memoised solution of the same problem) and write back one function."""
+    if len(cache.candidates) + len(cache.fitting) >= cache.max_decisions:
+        cache.clear()  # the cache's bound (rule=global makes no decisions, only candidate lists)
+    key = problem_key(f, budget)
+    problem = Builder(f, cache, pricer, budget).build()
+    solution = cache.solutions.get(key)
+    if solution is None:
+        factors = problem.factors()
+        if problem.per_edge() and budget is not None:
+            solution = solve_bounded_with_budget(problem, factors, budget)
+        else:
+            solution = solve(factors, None if budget is None else float(budget))
+        if solution is None:
+            from sbpc.passes.infer_sbp.report import human_bytes
+
+            smallest = min_budget(factors)
+            raise OpError(
+                f, f"func.func @{f.sym_name.data}: mem={budget} bytes ({human_bytes(budget or 0)}) is too small; the "
+                f"smallest budget this function fits is {int(smallest)} bytes ({human_bytes(smallest)})")
+        if problem.per_edge() and budget is None:
+            solution = bound_per_edge(problem, factors, solution)
+        cache.remember_solution(key, solution)
+    solution = dataclasses.replace(solution, choice=list(solution.choice))  # the memo's copy stays as solved
+    apply_solution(problem, solution.choice)
+    return FunctionResult(problem, solution)
+
+
+def solve_bounded_with_budget(problem: GlobalProblem, factors: FactorProblem, budget: int) -> Solution | None:
+    """Under a budget, where shared values are charged per edge: plans from the upper bound
+    (`factors`) and its lower-bound twin — each one's elimination optimum if it fits, else its
+    Lagrangian dual's plan — priced exactly, the twin's bound kept; then, if a gap is left,
+    `close_gap` on the exact problem (those values as `covers`): reduced-cost fixing by the twin's
+    dual and one time-limited HiGHS solve of what is left, started from the best plan. One MIP,
+    where solving both bounds as plans would take two. None: nothing fits."""
+    started = time.perf_counter()
+    plans: list[list[int]] = []
+    bound = -np.inf
+    fixing: tuple[FactorProblem, Dual] | None = None
+    solver = "elimination"
+    for fp, is_lower in ((factors, False), (problem.factors(lower=True), True)):
+        exact = eliminate(fp)
+        if exact is None:
+            continue  # too wide to eliminate: HiGHS alone
+        if fp.memory_peak(exact.choice) <= budget:
+            plans.append(exact.choice)
+            bound = max(bound, exact.objective) if is_lower else bound
+            continue
+        dual, solver = lagrangian(fp, float(budget)), "lagrangian"
+        if dual.plan is not None:
+            plans.append(dual.plan.choice)
+        if is_lower:
+            bound, fixing = max(bound, dual.bound), (fp, dual)
+    values = [problem.value(c, factors) for c in plans]
+    best = (plans[int(np.argmin(values))], min(values)) if plans else None
+    plan, bound, ran = close_gap(problem.factors(covers=True), float(budget), best, bound, fixing, 60.0)
+    if plan is None:
+        return None
+    return Solution(plan[0], plan[1], min(plan[1], bound), f"{solver}{ran}(shared boxing bounded)",
+                    time.perf_counter() - started)
+
+
+def bound_per_edge(problem: GlobalProblem, factors: FactorProblem, solution: Solution) -> Solution:
+    """Without a budget, where shared values are charged per edge (`GlobalProblem.per_edge`),
+    `solution` optimises an upper bound: solve the matching lower bound too (`solve`, elimination
+    where it stays narrow), keep whichever plan is cheaper priced exactly, and report that exact
+    objective with the lower bound's bound (a gap where the two differ). Under a budget,
+    `solve_bounded_with_budget` instead."""
+    started = time.perf_counter()
+    lower = solve(problem.factors(lower=True))
+    plans = [solution.choice] + ([] if lower is None else [lower.choice])
+    exact = [problem.value(c, factors) for c in plans]
+    best = int(np.argmin(exact))
+    bound = -np.inf if lower is None else lower.lower_bound
+    solver = f"{solution.solver}+bound({lower.solver if lower is not None else 'none'})"
+    return Solution(plans[best], exact[best], min(exact[best], bound), solver,
+                    solution.solve_s + time.perf_counter() - started)
+
+
+def apply_solution(problem: GlobalProblem, choice: list[int]) -> None:
+    """Type every free argument and op result and set every signature as `choice` says."""
+    f = problem.function
+    for var, c in zip(problem.variables, choice, strict=True):
+        if var.kind == "arg":
+            arg = f.body.block.args[var.index]
+            assert isinstance(arg.type, GlobalTensorType)
+            Rewriter.replace_value_with_new_type(arg, arg.type.with_sbp(var.choices[c]))  # type: ignore[arg-type]
+            continue
+        op = var.anchor
+        ins, outs = var.choices[c]  # type: ignore[misc]
+        for r, nd in zip(op.results, outs, strict=True):
+            ty = r.type
+            assert isinstance(ty, GlobalTensorType)
+            if ty.nd_sbp is None:
+                Rewriter.replace_value_with_new_type(r, ty.with_sbp(nd))
+        op.attributes["sbp.signature"] = SignatureAttr(list(ins), list(outs))
+    for op in f.body.block.ops:
+        if isinstance(op, ToGlobalOp | BoxingOp | CollectiveOp):
+            check_explicit(op)
+    f.update_function_type()
+
+
+def infer_module_global(
+    module: ModuleOp, budget: int | None, cache: InferenceCache | None = None, pricer: Pricer | None = None,
+) -> list[FunctionResult]:
+    """rule=global on every function of `module`."""
+    cache = InferenceCache() if cache is None else cache
+    pricer = Pricer(cache.planner) if pricer is None else pricer
+    return [search_function(f, cache, pricer, budget) for f in functions(module)]
+
+
+def free_arguments(result: FunctionResult) -> dict[str, NdSbpAttr]:
+    """Each free argument's chosen ND-SBP, by its name (`%x`) or its position."""
+    f = result.problem.function
+    chosen: dict[str, NdSbpAttr] = {}
+    for var, c in zip(result.problem.variables, result.solution.choice, strict=True):
+        if var.kind == "arg":
+            arg = f.body.block.args[var.index]
+            chosen[f"%{arg.name_hint}" if arg.name_hint else str(var.index)] = var.choices[c]  # type: ignore[assignment]
+    return chosen

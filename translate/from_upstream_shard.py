@@ -1,0 +1,347 @@
+"""Upstream MLIR with `shard` annotations -> the sbp dialect (`sbp-translate --import-shard`).
+
+The inverse of `--emit-mlir=global` (translate/to_upstream_global.py), and the way in for a user's own
+MLIR program: `shard.grid` becomes an `sbp.placement` (device type and ranks from sbpc's discardable
+attributes when present, else "npu" and 0..n-1); `shard.sharding` split_axes become ND-SBPs
+(reference/wave2.md §2: tensor dim i split by grid axes [a, b] is S(i) on a and b; a grid axis in
+no list is B; a partial, which MLIR 22 cannot write, is read from `--emit-mlir=global`'s `sbp.pending`).
+
+* `shard.shard %v` (not for users) on a function argument gives the argument's SBP (an argument
+  without one is replicated, as MLIR's partition treats it); on an op result, the first one is a
+  requirement on that op's output (SPEC §2.5); any later one with another SBP is an `sbp.to_global`.
+* `shard.shard %v annotate_for_users` is the SBP a consumer reads: the op's `sbp.hint` input entry.
+* compute ops are recognised by translate/raise_linalg.py.
+
+What has no sbp form is a located error at the op: halo sizes, offsets other than the balanced
+split, a grid axis list not in ascending (major-first = sbp's mesh-axis order) order, unknown ops.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import ClassVar
+
+from sbpc.dialects import sbp_ops as ops
+from sbpc.dialects.errors import OpError
+from sbpc.dialects.layout import LayoutAttr
+from sbpc.dialects.placement import PlacementOp
+from sbpc.dialects.sbp import (
+    BroadcastAttr,
+    GlobalTensorType,
+    NdSbpAttr,
+    PartialAttr,
+    ReduceKind,
+    SbpAttr,
+    SignatureAttr,
+    SplitAttr,
+)
+from sbpc.dialects.sbp_dialect import SBP
+from sbpc.translate.raise_linalg import AUXILIARY, Raised, Raiser, op_name, tensor_type
+from sbpc.translate.to_upstream_global import balanced_offsets
+from xdsl.context import Context
+from xdsl.dialects import get_all_dialects
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    AffineMapAttr,
+    ArrayAttr,
+    DenseArrayBase,
+    FunctionType,
+    ModuleOp,
+    StringAttr,
+    TensorType,
+)
+from xdsl.dialects.func import FuncOp, ReturnOp
+from xdsl.dialects.linalg.attrs import IteratorTypeAttr
+from xdsl.dialects.linalg.ops import MatmulOp as LinalgMatmulOp
+from xdsl.dialects.linalg.ops import NamedOperation
+from xdsl.dialects.shard import GridOp, ShardingOp, ShardOp
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.ir.affine import AffineMap
+from xdsl.irdl import irdl_op_definition, prop_def
+from xdsl.parser import Parser
+from xdsl.utils.exceptions import ParseError, VerifyException
+
+UPSTREAM_DIALECTS = ("builtin", "func", "arith", "math", "linalg", "tensor", "tosa", "shard", "scf")
+DEFAULT_DEVICE_TYPE = "npu"
+_PENDING = re.compile(r"(P(?:\((?:sum|max|min)\))?) on grid axis (\d+)")
+
+
+@irdl_op_definition
+class BatchMatmulOp(NamedOperation):
+    """`linalg.batch_matmul` (xDSL 0.74 has only linalg.matmul): the same, with a batch loop."""
+
+    name = "linalg.batch_matmul"
+    PRINT_ATTRS_IN_FRONT: ClassVar[bool] = True
+    get_hidden_region = LinalgMatmulOp.__dict__["get_hidden_region"]
+    get_default_indexing_maps = LinalgMatmulOp.get_default_indexing_maps
+    get_indexing_maps = LinalgMatmulOp.get_indexing_maps
+
+    indexing_maps = prop_def(
+        ArrayAttr[AffineMapAttr],
+        default_value=ArrayAttr([
+            AffineMapAttr(AffineMap.from_callable(lambda b, i, _, k: (b, i, k))),
+            AffineMapAttr(AffineMap.from_callable(lambda b, _, j, k: (b, k, j))),
+            AffineMapAttr(AffineMap.from_callable(lambda b, i, j, _: (b, i, j))),
+        ]),
+    )
+
+    def get_iterator_types(self) -> ArrayAttr[IteratorTypeAttr]:
+        return ArrayAttr([IteratorTypeAttr.parallel()] * 3 + [IteratorTypeAttr.reduction()])
+
+
+def import_context() -> Context:
+    """The upstream dialects an imported program may use; other ops parse (generic form) and are
+    then reported by name."""
+    ctx = Context(allow_unregistered=True)
+    dialects = get_all_dialects()
+    for name in UPSTREAM_DIALECTS:
+        ctx.register_dialect(name, dialects[name])
+    ctx.load_op(BatchMatmulOp)
+    return ctx
+
+
+class Grid:
+    """One `shard.grid` and the placement it becomes."""
+
+    def __init__(self, op: GridOp):
+        self.name = op.sym_name.data
+        self.shape = tuple(int(n) for n in op.shape.get_values())
+        if not self.shape or any(n <= 0 for n in self.shape):
+            raise OpError(op, f"shard.grid @{self.name}: shape {list(self.shape)} has no static size on every "
+                          "axis (sbp placements are concrete device lists)")
+        device_type = op.attributes.get("sbp.device_type")
+        devices = op.attributes.get("sbp.devices")
+        ranks = [int(r) for r in devices.get_values()] if isinstance(devices, DenseArrayBase) else None
+        count = 1
+        for n in self.shape:
+            count *= n
+        if ranks is None or len(ranks) != count:
+            ranks = list(range(count))
+        self.placement = PlacementOp(self.name, device_type.data if isinstance(device_type, StringAttr)
+                                     else DEFAULT_DEVICE_TYPE, self.shape, ranks)
+
+
+def nd_sbp_of(shard: ShardOp, grids: dict[str, Grid]) -> tuple[Grid, NdSbpAttr]:
+    """The ND-SBP a `shard.shard` gives its value (its `shard.sharding` read against the value's shape)."""
+    sharding = shard.sharding.owner
+    if not isinstance(sharding, ShardingOp):
+        raise OpError(shard, "shard.shard: the sharding is not a shard.sharding op of this function")
+    grid = grids.get(sharding.grid.root_reference.data)
+    if grid is None:
+        raise OpError(sharding, f"shard.sharding: unknown grid @{sharding.grid.root_reference.data}")
+    shape = tensor_type(shard, shard.src).get_shape()
+    if sharding.static_halo_sizes.get_values() or sharding.dynamic_halo_sizes:
+        raise OpError(sharding, "shard.sharding: halo sizes have no sbp form (SBP splits do not overlap)")
+    if sharding.dynamic_sharded_dims_offsets:
+        raise OpError(sharding, "shard.sharding: dynamic sharded_dims_offsets have no sbp form")
+    axes = [[int(a) for a in dim.get_values()] for dim in sharding.split_axes.axes.data]
+    if len(axes) > len(shape) and any(axes[len(shape):]):
+        raise OpError(sharding, f"shard.sharding: split_axes has {len(axes)} entries for a rank-{len(shape)} tensor")
+    entries: list[SbpAttr] = [BroadcastAttr()] * len(grid.shape)
+    for dim, mesh_axes in enumerate(axes):
+        if mesh_axes != sorted(mesh_axes):
+            raise OpError(sharding, f"shard.sharding: split_axes {mesh_axes} of tensor dim {dim} are minor-major; "
+                          "sbp splits a dim on several mesh axes in ascending (major-first) order only")
+        for a in mesh_axes:
+            if not 0 <= a < len(grid.shape):
+                raise OpError(sharding, f"shard.sharding: grid axis {a} is not an axis of @{grid.name} "
+                              f"(shape {list(grid.shape)})")
+            if not isinstance(entries[a], BroadcastAttr):
+                raise OpError(sharding, f"shard.sharding: grid axis {a} splits two tensor dims")
+            entries[a] = SplitAttr(dim)
+    offsets = [int(v) for v in sharding.static_sharded_dims_offsets.get_values()]
+    if offsets and offsets != balanced_offsets(shape, axes, grid.shape):
+        raise OpError(sharding, f"shard.sharding: sharded_dims_offsets {offsets} are not the balanced split "
+                      f"of {list(shape)} (expected {balanced_offsets(shape, axes, grid.shape)}); sbp splits only "
+                      "that way")
+    pending = shard.attributes.get("sbp.pending")
+    if isinstance(pending, StringAttr):
+        for kind, axis in _PENDING.findall(pending.data):
+            a = int(axis)
+            if not 0 <= a < len(grid.shape) or not isinstance(entries[a], BroadcastAttr):
+                raise OpError(shard, f"shard.shard: sbp.pending names grid axis {a}, which is not replicated")
+            entries[a] = PartialAttr(ReduceKind(kind[2:-1]) if "(" in kind else ReduceKind.SUM)
+    return grid, NdSbpAttr(entries)
+
+
+class FuncImporter:
+    """Translates one annotated `func.func` into an sbp function."""
+
+    SKIPPED: ClassVar[tuple[str, ...]] = AUXILIARY
+
+    def __init__(self, func: FuncOp, grids: dict[str, Grid], raiser: Raiser):
+        self.func = func
+        self.grids = grids
+        self.raiser = raiser
+        self.values: dict[SSAValue, SSAValue] = {}
+        self.reads: dict[SSAValue, NdSbpAttr] = {}  # a for-users shard result -> the SBP its user reads
+        self.result_sbp: dict[SSAValue, tuple[Grid, NdSbpAttr]] = {}
+        self.result_shard: dict[SSAValue, ShardOp] = {}
+        self.absorbed: set[Operation] = set()
+        self.origins: list[tuple[Operation, Operation]] = []  # each sbp op built and the op it comes from
+
+    def default_grid(self, op: Operation, what: str) -> Grid:
+        if len(self.grids) != 1:
+            raise OpError(op, f"{what} has no shard annotation and the module has {len(self.grids)} grids: "
+                          "annotate it with shard.shard")
+        return next(iter(self.grids.values()))
+
+    def scan(self) -> None:
+        """First pass: the first plain `shard.shard` of each argument / op result, and the generics a
+        recognised layer_norm absorbs."""
+        for op in self.func.body.block.ops:
+            if isinstance(op, ShardOp) and op.annotate_for_users is None and not isinstance(op.src.owner, ShardOp):
+                if op.src not in self.result_shard:
+                    self.result_shard[op.src] = op
+                    self.result_sbp[op.src] = nd_sbp_of(op, self.grids)
+            found = self.raiser.layer_norm(op)
+            if found is not None:
+                self.absorbed.update(found[1])
+
+    def translate(self) -> FuncOp:
+        self.scan()
+        args: list[Attribute] = []
+        for arg in self.func.body.block.args:
+            ty = tensor_type(self.func, arg)
+            grid, sbp = self.result_sbp.get(arg) or (self.default_grid(self.func, f"argument {arg.index}"), None)
+            if sbp is None:
+                sbp = NdSbpAttr([BroadcastAttr()] * len(grid.shape))
+            args.append(self.global_type(self.func, ty, grid, sbp, self.layout(arg.index)))
+        new = FuncOp(self.func.sym_name.data, (args, []))
+        for old, value in zip(self.func.body.block.args, new.body.block.args, strict=True):
+            self.values[old] = value
+            value.name_hint = old.name_hint
+        block = new.body.block
+        for op in self.func.body.block.ops:
+            if op in self.absorbed or op_name(op) in self.SKIPPED or (
+                    op.results and not any(isinstance(r.type, TensorType) for r in op.results)):
+                continue  # init tensors, constants, index arithmetic of shapes: never data here
+            if isinstance(op, ReturnOp):
+                returned = [self.value(op, v) for v in op.operands]
+                block.add_op(ReturnOp(*returned))
+                new.function_type = FunctionType.from_lists(args, [v.type for v in returned])
+                continue
+            if isinstance(op, ShardOp):
+                self.shard(op, block)
+                continue
+            raised = self.raise_op(op)
+            if raised is None:  # a fill: an init tensor, not data
+                continue
+            self.build(op, raised, block)
+        return new
+
+    def global_type(self, op: Operation, ty: TensorType, grid: Grid, sbp: NdSbpAttr | None,
+                    layout: LayoutAttr | None = None) -> GlobalTensorType:
+        shape = ty.get_shape()
+        if any(n == DYNAMIC_INDEX for n in shape):
+            raise OpError(op, f"{op_name(op)}: {ty} has a dynamic dim; sbp global tensors have static shapes")
+        return GlobalTensorType(shape, ty.element_type, grid.name, sbp, layout)
+
+    def layout(self, index: int) -> LayoutAttr | None:
+        """An argument's `#sbp.layout`, kept by `--emit-mlir` as the text of its `sbp.layout` attribute."""
+        attrs = self.func.arg_attrs
+        text = attrs.data[index].data.get("sbp.layout") if attrs is not None else None
+        if not isinstance(text, StringAttr):
+            return None
+        ctx = Context()
+        ctx.load_dialect(SBP)
+        try:
+            layout = Parser(ctx, text.data).parse_attribute()
+        except ParseError as error:
+            raise OpError(self.func, f"argument {index}: sbp.layout {text.data!r} is not an #sbp.layout: "
+                          f"{error.msg}") from error
+        if not isinstance(layout, LayoutAttr):
+            raise OpError(self.func, f"argument {index}: sbp.layout {text.data!r} is not an #sbp.layout")
+        return layout
+
+    def value(self, user: Operation, v: SSAValue) -> SSAValue:
+        if v not in self.values:
+            what = op_name(v.owner) if isinstance(v.owner, Operation) else "a block argument"
+            raise OpError(user, f"{op_name(user)}: an operand produced by {what} has no sbp form (constants and "
+                          "init tensors can only be a linalg op's outs)")
+        return self.values[v]
+
+    def shard(self, op: ShardOp, block: Block) -> None:
+        src = self.value(op, op.src)
+        if op.annotate_for_users is not None:
+            self.values[op.result] = src
+            self.reads[op.result] = nd_sbp_of(op, self.grids)[1]
+            return
+        if self.result_shard.get(op.src) is op:  # the value's own annotation: already in its type
+            self.values[op.result] = src
+            return
+        grid, sbp = nd_sbp_of(op, self.grids)
+        current = src.type
+        assert isinstance(current, GlobalTensorType)
+        if current.placement_name == grid.name and current.nd_sbp == sbp:
+            self.values[op.result] = src
+            return
+        ty = GlobalTensorType(current.get_shape(), current.element_type, grid.name, sbp)
+        self.values[op.result] = self.add(op, ops.ToGlobalOp.create(operands=[src], result_types=[ty]), block)
+
+    def raise_op(self, op: Operation) -> Raised | None:
+        found = self.raiser.layer_norm(op)
+        if found is not None:
+            return found[0]
+        if op_name(op) == "linalg.generic":
+            return self.raiser.generic(op)
+        raised = self.raiser.named(op)
+        if raised is None:
+            raise OpError(op, f"{op_name(op)} has no sbp form (--import-shard reads linalg, tensor reshapes, tosa "
+                          "and shard annotations)")
+        return raised
+
+    def build(self, op: Operation, raised: Raised, block: Block) -> None:
+        if len(op.results) != 1:
+            raise OpError(op, f"{op_name(op)} with {len(op.results)} results has no sbp form")
+        operands = [self.value(op, v) for v in raised.operands]
+        hint = [self.reads.get(v) for v in raised.operands]
+        first = operands[0].type
+        assert isinstance(first, GlobalTensorType)
+        grid, sbp = self.result_sbp.get(op.results[0]) or (self.grids[first.placement_name], None)
+        ty = self.global_type(op, tensor_type(op, op.results[0]), grid, sbp)
+        new = raised.cls.create(operands=operands, result_types=[ty], properties=raised.props)
+        if any(h is not None for h in hint):
+            new.attributes["sbp.hint"] = SignatureAttr(hint, [None])
+        self.values[op.results[0]] = self.add(op, new, block)
+        new.results[0].name_hint = op.results[0].name_hint
+
+    def add(self, origin: Operation, new: Operation, block: Block) -> SSAValue:
+        block.add_op(new)
+        self.origins.append((new, origin))
+        return new.results[0]
+
+
+def import_shard(module: ModuleOp) -> ModuleOp:
+    """The `shard`-annotated upstream `module` as an sbp program (global types, SBP on the arguments,
+    requirements and hints where the program annotates op results and operands)."""
+    grids: dict[str, Grid] = {}
+    out: list[Operation] = []
+    raiser = Raiser()
+    funcs: list[FuncOp] = []
+    origins: list[tuple[Operation, Operation]] = []
+    for op in module.ops:
+        if isinstance(op, GridOp):
+            grid = Grid(op)
+            grids[grid.name] = grid
+            out.append(grid.placement)
+        elif isinstance(op, FuncOp):
+            funcs.append(op)
+        else:
+            raise OpError(op, f"{op_name(op)} at module level has no sbp form (expected shard.grid and func.func)")
+    if not grids and funcs:
+        raise OpError(funcs[0], "the module has no shard.grid: nothing says which devices the program runs on")
+    for func in funcs:
+        if func.is_declaration:
+            raise OpError(func, f"@{func.sym_name.data} is a declaration; --import-shard needs a body")
+        importer = FuncImporter(func, grids, raiser)
+        out.append(importer.translate())
+        origins += importer.origins
+    imported = ModuleOp(out)
+    for new, origin in origins:  # in the module, so that placements resolve; errors at the source op
+        try:
+            new.verify()
+        except VerifyException as error:
+            raise OpError(origin, f"{op_name(origin)} as {new.name}: {error}") from error
+    return imported
+

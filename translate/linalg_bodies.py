@@ -1,0 +1,193 @@
+"""Scalar region bodies for `--emit-mlir` (translate/to_upstream_mlir.py): the `arith`/`math` ops of
+each sbp elementwise op on one element, inside a `linalg.generic`, and the generic-op builder.
+
+Element semantics follow SPEC §2.4: C fmod (in f32 for f16/bf16; integer `x fmod 0` = 0), numpy's
+NaN-propagating maximum/minimum (`arith.maximumf`), casts by width and signedness.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import ml_dtypes  # noqa: F401  (registers bfloat16 with numpy)
+import numpy as np
+from sbpc.dialects import dtypes
+from sbpc.dialects import sbp_ops as ops
+from sbpc.dialects.errors import OpError
+from sbpc.dialects.sbp import ReduceKind
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, IntegerType, UnregisteredOp, f32, i1, i64
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+
+CMPI_EQ = 0
+
+_FLOAT_BINARY = {ops.AddOp: "arith.addf", ops.SubOp: "arith.subf", ops.MulOp: "arith.mulf",
+                 ops.DivOp: "arith.divf", ops.MaximumOp: "arith.maximumf", ops.MinimumOp: "arith.minimumf"}
+_INT_BINARY = {ops.AddOp: "arith.addi", ops.SubOp: "arith.subi", ops.MulOp: "arith.muli",
+               ops.DivOp: "arith.divsi", ops.MaximumOp: "arith.maxsi", ops.MinimumOp: "arith.minsi"}
+
+
+def generic_op(name: str, operands: Sequence[SSAValue] = (), results: Sequence[Attribute] = (),
+               props: dict[str, Attribute] | None = None, regions: Sequence[Region] = ()) -> Operation:
+    """An op printed in generic form whatever xDSL knows of it (xDSL 0.74 lacks most `shard` ops)."""
+    return UnregisteredOp.with_name(name).create(
+        operands=list(operands), result_types=list(results), properties=props or {}, regions=list(regions)
+    )
+
+
+def is_float(ty: Attribute) -> bool:
+    return not isinstance(ty, IntegerType)
+
+
+def _width(ty: Attribute) -> int:
+    if isinstance(ty, IntegerType):
+        return ty.width.data
+    return ty.bitwidth  # type: ignore[attr-defined]
+
+
+def identity(kind: ReduceKind, ty: Attribute) -> Attribute:
+    """The neutral element of `kind` in `ty` (the fill of a reduction or of a partial buffer)."""
+    if isinstance(ty, IntegerType):
+        bits = ty.width.data
+        value = {ReduceKind.SUM: 0, ReduceKind.MAX: -(1 << (bits - 1)), ReduceKind.MIN: (1 << (bits - 1)) - 1}[kind]
+        return IntegerAttr(value, ty)
+    value_f = {ReduceKind.SUM: 0.0, ReduceKind.MAX: float("-inf"), ReduceKind.MIN: float("inf")}[kind]
+    return FloatAttr(value_f, ty)  # type: ignore[arg-type]
+
+
+def _const_attr(value: float | int, ty: Attribute) -> Attribute:
+    """`value` first cast to the tensor's element type, as the runtime does (0.1 on f16 is
+    0.0999755859375; 1e6 on f16 is inf; integers wrap)."""
+    element = dtypes.of_xdsl(ty)
+    assert element is not None and element.numpy_name is not None
+    with np.errstate(over="ignore"):  # overflowing to inf is the runtime's cast too
+        cast = np.array(value if element.is_float else int(value)).astype(np.dtype(element.numpy_name)).item()
+    if isinstance(ty, IntegerType):
+        return IntegerAttr(int(cast), ty)
+    return FloatAttr(float(cast), ty)  # type: ignore[arg-type]
+
+
+class Body:
+    """Builds a linalg region body: arith/math ops on scalars, ended by `linalg.yield`."""
+
+    def __init__(self, arg_types: Sequence[Attribute]):
+        self.block = Block(arg_types=list(arg_types))
+
+    @property
+    def args(self) -> tuple[SSAValue, ...]:
+        return tuple(self.block.args)
+
+    def op(self, name: str, operands: Sequence[SSAValue], ty: Attribute,
+           props: dict[str, Attribute] | None = None) -> SSAValue:
+        op = generic_op(name, operands, [ty], props)
+        self.block.add_op(op)
+        return op.results[0]
+
+    def const(self, attr: Attribute, ty: Attribute) -> SSAValue:
+        return self.op("arith.constant", [], ty, {"value": attr})
+
+    def region(self, value: SSAValue) -> Region:
+        self.block.add_op(generic_op("linalg.yield", [value]))
+        return Region(self.block)
+
+
+def scalar_body(op: Operation, out_elt: Attribute) -> Callable[[Body, Sequence[SSAValue]], SSAValue] | None:
+    """The scalar body of an elementwise op with result element type `out_elt`, or None if `op` is
+    not elementwise."""
+    floating = is_float(out_elt)
+    kind = type(op)
+    if isinstance(op, ops.DivOp) and not floating:
+        return lambda b, a: _guarded(b, "arith.divsi", a[0], a[1], out_elt)
+    if kind in _FLOAT_BINARY:
+        name = (_FLOAT_BINARY if floating else _INT_BINARY)[kind]
+        return lambda b, a: b.op(name, a, out_elt)
+    if isinstance(op, ops.FmodOp):
+        return lambda b, a: _fmod(b, a[0], a[1], out_elt)
+    if isinstance(op, ops.FmodScalarOp):
+        other = op.other.value.data
+        return lambda b, a: _fmod(b, a[0], b.const(_const_attr(other, out_elt), out_elt), out_elt)
+    if isinstance(op, ops.AddScalarOp | ops.MulScalarOp):
+        name = ("arith.addf" if floating else "arith.addi") if isinstance(op, ops.AddScalarOp) else (
+            "arith.mulf" if floating else "arith.muli")
+        value = op.scalar.value.data
+        return lambda b, a: b.op(name, [a[0], b.const(_const_attr(value, out_elt), out_elt)], out_elt)
+    if isinstance(op, ops.ReluOp):
+        name = "arith.maximumf" if floating else "arith.maxsi"
+        return lambda b, a: b.op(name, [a[0], b.const(_const_attr(0, out_elt), out_elt)], out_elt)
+    if isinstance(op, ops.NegOp):
+        if floating:
+            return lambda b, a: b.op("arith.negf", a, out_elt)
+        return lambda b, a: b.op("arith.subi", [b.const(_const_attr(0, out_elt), out_elt), a[0]], out_elt)
+    if isinstance(op, ops.ExpOp):
+        if not floating:
+            raise OpError(op, f"{op.name} on {out_elt} has no math.exp form")
+        return lambda b, a: in_f32(b, "math.exp", a, out_elt)
+    if isinstance(op, ops.CastOp):
+        return lambda b, a: _cast(b, a[0], out_elt)
+    if isinstance(op, ops.GeluOp):
+        return lambda b, a: narrow(b, _gelu(b, widen(b, a[0])), out_elt)
+    return None
+
+
+GELU_C = float(np.sqrt(2.0 / np.pi))  # ops_numpy's constant, rounded to f32 as it is there
+
+
+def _gelu(body: Body, w: SSAValue) -> SSAValue:
+    """ops_numpy's `half * w * (one + tanh(c * (w + k * w * w * w)))`, in that evaluation order."""
+    ty = w.type
+
+    def const(value: float) -> SSAValue:
+        return body.const(_const_attr(value, ty), ty)
+
+    cube = const(0.044715)
+    for _ in range(3):
+        cube = body.op("arith.mulf", [cube, w], ty)
+    inner = body.op("arith.mulf", [const(GELU_C), body.op("arith.addf", [w, cube], ty)], ty)
+    one_plus = body.op("arith.addf", [const(1.0), body.op("math.tanh", [inner], ty)], ty)
+    return body.op("arith.mulf", [body.op("arith.mulf", [const(0.5), w], ty), one_plus], ty)
+
+
+def widen(body: Body, x: SSAValue) -> SSAValue:
+    """f16/bf16 extended to f32 (ops_numpy's `_wide`), wider floats as they are."""
+    return x if _width(x.type) >= 32 else body.op("arith.extf", [x], f32)
+
+
+def narrow(body: Body, x: SSAValue, ty: Attribute) -> SSAValue:
+    """The f32 `x` rounded back to `ty` (identity when `x` already has it)."""
+    return x if x.type == ty else body.op("arith.truncf", [x], ty)
+
+
+def in_f32(body: Body, name: str, args: Sequence[SSAValue], ty: Attribute) -> SSAValue:
+    """`name` on f16/bf16 computed in f32 and rounded back (the runtime's convention); f32 as is."""
+    if _width(ty) >= 32:
+        return body.op(name, args, ty)
+    return narrow(body, body.op(name, [widen(body, a) for a in args], f32), ty)
+
+
+def _guarded(body: Body, name: str, x: SSAValue, y: SSAValue, ty: Attribute) -> SSAValue:
+    """Integer `name` (divsi, remsi) with a divisor of 0 giving 0, not undefined behaviour."""
+    zero = body.const(IntegerAttr(0, ty), ty)
+    is_zero = body.op("arith.cmpi", [y, zero], i1, {"predicate": IntegerAttr(CMPI_EQ, i64)})
+    safe = body.op("arith.select", [is_zero, body.const(IntegerAttr(1, ty), ty), y], ty)
+    return body.op("arith.select", [is_zero, zero, body.op(name, [x, safe], ty)], ty)
+
+
+def _fmod(body: Body, x: SSAValue, y: SSAValue, ty: Attribute) -> SSAValue:
+    """C fmod: arith.remf (in f32 for f16/bf16, as SPEC §2.4 says); integer `x fmod 0` = 0."""
+    if isinstance(ty, IntegerType):
+        return _guarded(body, "arith.remsi", x, y, ty)
+    return in_f32(body, "arith.remf", [x, y], ty)
+
+
+def _cast(body: Body, x: SSAValue, to: Attribute) -> SSAValue:
+    src = x.type
+    if src == to:
+        return x
+    if is_float(src) and is_float(to):
+        if _width(src) == _width(to):  # f16 <-> bf16: through f32
+                    return body.op("arith.truncf", [body.op("arith.extf", [x], f32)], to)
+        return body.op("arith.extf" if _width(to) > _width(src) else "arith.truncf", [x], to)
+    if is_float(to):
+        return body.op("arith.sitofp", [x], to)
+    if is_float(src):
+        return body.op("arith.fptosi", [x], to)
+    return body.op("arith.extsi" if _width(to) > _width(src) else "arith.trunci", [x], to)
