@@ -36,12 +36,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.dtensor_greedy import dtensor_greedy_plan
 from sbpc.dialects.collectives import step_kind
 from sbpc.dialects.sbp import BROADCAST, BroadcastAttr, PartialAttr, SbpAttr, SplitAttr, partial, split
 from sbpc.passes.cost.comm import NdSbp, Plan, PlannerCache, Step, make_step, plan_from_predecessors, plan_transition
 from sbpc.passes.lower_boxing import oneflow_plan
-
-from bench.dtensor_greedy import dtensor_greedy_plan
 
 SHAPE = (1024, 1024)
 ELT_BYTES = 4

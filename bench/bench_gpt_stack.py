@@ -87,9 +87,8 @@ def mem_budget(layers: int, dims: GptDims) -> int:
 def megatron_memory(layers: int, dims: GptDims) -> int:
     """The per-device memory of Megatron's own layout (weights annotated, rule=global): a quarter
     of the weights plus its activations — a budget that leaves no room for a whole weight."""
-    from sbpc.passes.infer_sbp.global_search.objective import plan_objective
-
     import sbpc
+    from sbpc.passes.infer_sbp.global_search.objective import plan_objective
 
     inferred = sbpc.compile(sbpc.parse(gpt_stack(layers, dims, "megatron")), "infer-sbp{rule=global}")
     return int(plan_objective(inferred.module).memory_bytes)
@@ -129,9 +128,8 @@ def weights_sharded(module: Any, hierarchy: tuple[int, ...]) -> tuple[int, int]:
 
 def evaluate(path: Path, options: str, dims: GptDims, result: Result) -> None:
     """In-process: infer, plan_objective, lower and count bytes. Failures go to result.errors."""
-    from sbpc.runtime import simulator
-
     import sbpc
+    from sbpc.runtime import simulator
 
     try:
         inferred = sbpc.compile(sbpc.parse_file(str(path)), f"infer-sbp{{{options}}}")

@@ -40,10 +40,11 @@ from xdsl.parser import Parser
 from xdsl.printer import Printer
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from gen_dag import generate
+
 import sbpc.dialects.collectives as collectives
 import sbpc.passes.cost.comm as cost_model
 import sbpc.passes.infer_sbp.infer_pass as infer_sbp
-from gen_dag import generate
 from sbpc.passes.infer_sbp.report import build_report
 from sbpc.tools.sbp_opt import register_dialects
 

@@ -21,15 +21,16 @@ import tempfile
 from io import StringIO
 from pathlib import Path
 
+from xdsl.context import Context
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+
 from sbpc.dialects.collectives import step_bytes_exact
 from sbpc.dialects.sbp import BroadcastAttr, PartialAttr, SplitAttr
 from sbpc.runtime.pipeline import UsageError, checking_callback, parse_pipeline_spec
 from sbpc.runtime.simulator import modelled_bytes
 from sbpc.tools.sbp_opt import register_dialects
 from sbpc.translate.to_upstream_global import to_upstream_inputs_only
-from xdsl.context import Context
-from xdsl.parser import Parser
-from xdsl.printer import Printer
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ("mlp_tp", "transformer_block")

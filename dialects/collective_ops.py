@@ -11,13 +11,14 @@ import abc
 from collections.abc import Sequence
 from typing import ClassVar
 
+from xdsl.dialects.builtin import DenseArrayBase, SymbolRefAttr, i64
+from xdsl.irdl import ParsePropInAttrDict, irdl_op_definition, opt_prop_def, prop_def
+from xdsl.utils.exceptions import VerifyException
+
 from sbpc.dialects.collectives import COLLECTIVES, Invalid, axis_kind, check_step
 from sbpc.dialects.placement import lookup_placement, lookup_placement_named
 from sbpc.dialects.sbp import NdSbpAttr
 from sbpc.dialects.sbp_ops import ConversionOp, as_tensor_type
-from xdsl.dialects.builtin import DenseArrayBase, SymbolRefAttr, i64
-from xdsl.irdl import ParsePropInAttrDict, irdl_op_definition, opt_prop_def, prop_def
-from xdsl.utils.exceptions import VerifyException
 
 
 class CollectiveOp(ConversionOp, abc.ABC):

@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 import xdsl
-from sbpc.dialects.errors import OpError
 from xdsl.context import Context
 from xdsl.dialects.builtin import (
     FileLineColLoc,
@@ -33,6 +32,8 @@ from xdsl.ir import Attribute, Operation
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import ParseError, VerifyException
 from xdsl.utils.mlir_lexer import MLIRLexer, MLIRTokenKind
+
+from sbpc.dialects.errors import OpError
 
 # xDSL 0.74's string-literal regex nests quantifiers (`(?:[^"...]+|escape)*"`): on an unclosed `"` it
 # backtracks exponentially in the length of the rest of the line, so a stray quote hangs the parser.

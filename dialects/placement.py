@@ -9,10 +9,6 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from sbpc.dialects.errors import OpError
-from sbpc.dialects.layout import LayoutAttr
-from sbpc.dialects.sbp import GlobalTensorType
-from sbpc.dialects.sharding import max_local_shape
 from xdsl.dialects import func
 from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, StringAttr, SymbolRefAttr, f64, i64
 from xdsl.ir import Attribute, Operation
@@ -21,6 +17,11 @@ from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.traits import SymbolOpInterface, SymbolTable
 from xdsl.utils.exceptions import VerifyException
+
+from sbpc.dialects.errors import OpError
+from sbpc.dialects.layout import LayoutAttr
+from sbpc.dialects.sbp import GlobalTensorType
+from sbpc.dialects.sharding import max_local_shape
 
 
 @irdl_op_definition

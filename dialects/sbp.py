@@ -20,8 +20,6 @@ from enum import StrEnum
 from functools import lru_cache
 from typing import ClassVar
 
-from sbpc.dialects import dtypes
-from sbpc.dialects.layout import LayoutAttr
 from xdsl.dialects.builtin import (
     ArrayAttr,
     IntAttr,
@@ -34,6 +32,9 @@ from xdsl.irdl import irdl_attr_definition
 from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
+
+from sbpc.dialects import dtypes
+from sbpc.dialects.layout import LayoutAttr
 
 
 def _memo_text(attr: Attribute, build: Callable[[], str]) -> str:

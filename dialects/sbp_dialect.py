@@ -7,6 +7,8 @@ and `layout.py`.
 
 from __future__ import annotations
 
+from xdsl.ir import Dialect, Operation
+
 from sbpc.dialects import collective_ops, sbp_ops
 from sbpc.dialects.layout import LayoutAttr
 from sbpc.dialects.placement import PlacementOp
@@ -19,7 +21,6 @@ from sbpc.dialects.sbp import (
     SignatureAttr,
     SplitAttr,
 )
-from xdsl.ir import Dialect, Operation
 
 SBP_OPS: list[type[Operation]] = [
     PlacementOp,

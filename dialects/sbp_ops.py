@@ -11,22 +11,6 @@ import abc
 from collections.abc import Callable, Sequence
 from typing import ClassVar
 
-from sbpc.dialects.flops import MatmulFlops, PerElement
-from sbpc.dialects.placement import PlacementOp, check_placed_type, lookup_placement_named
-from sbpc.dialects.sbp import (
-    GlobalTensorType,
-    ReduceKind,
-)
-from sbpc.dialects.sharding import broadcast_shapes
-from sbpc.dialects.signatures import (
-    BinaryRule,
-    LayerNormRule,
-    MatmulRule,
-    ReduceRule,
-    ReshapeRule,
-    TransposeRule,
-    UnaryRule,
-)
 from xdsl.dialects.builtin import (
     AnyFloat,
     ArrayAttr,
@@ -53,6 +37,23 @@ from xdsl.irdl import (
 )
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
+
+from sbpc.dialects.flops import MatmulFlops, PerElement
+from sbpc.dialects.placement import PlacementOp, check_placed_type, lookup_placement_named
+from sbpc.dialects.sbp import (
+    GlobalTensorType,
+    ReduceKind,
+)
+from sbpc.dialects.sharding import broadcast_shapes
+from sbpc.dialects.signatures import (
+    BinaryRule,
+    LayerNormRule,
+    MatmulRule,
+    ReduceRule,
+    ReshapeRule,
+    TransposeRule,
+    UnaryRule,
+)
 
 TensorT = base(GlobalTensorType) | base(TensorType)
 """Global `!sbp.tensor` values; after `spmdize`, per-rank builtin `tensor<...>` values."""

@@ -14,6 +14,10 @@ from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
+from xdsl.dialects.builtin import IntegerType
+from xdsl.ir import Operation
+from xdsl.traits import OpTrait
+
 from sbpc.dialects.sbp import BROADCAST as _B
 from sbpc.dialects.sbp import (
     GlobalTensorType,
@@ -27,9 +31,6 @@ from sbpc.dialects.sbp import (
     split,
 )
 from sbpc.dialects.sharding import fits_shape, flat_pattern, split_axes, split_slices
-from xdsl.dialects.builtin import IntegerType
-from xdsl.ir import Operation
-from xdsl.traits import OpTrait
 
 Sig = tuple[tuple[SbpAttr, ...], tuple[SbpAttr, ...]]
 """One 1-D signature: an SBP per operand, an SBP per result."""

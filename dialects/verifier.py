@@ -35,14 +35,15 @@ from __future__ import annotations
 import itertools
 from collections.abc import Hashable
 
-from sbpc.dialects.placement import PlacementOp, lookup_placement_named, verify_signatures
-from sbpc.dialects.sbp import GlobalTensorType
-from sbpc.dialects.sbp_ops import SbpOp
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Attribute, Block, ErasedSSAValue, Operation, Region
 from xdsl.irdl import AnyOf, BaseAttr, EqIntConstraint, IRDLOperation, RangeLengthConstraint, RangeOf
 from xdsl.traits import NoTerminator, OpTrait
 from xdsl.utils.exceptions import VerifyException
+
+from sbpc.dialects.placement import PlacementOp, lookup_placement_named, verify_signatures
+from sbpc.dialects.sbp import GlobalTensorType
+from sbpc.dialects.sbp_ops import SbpOp
 
 
 def _tests_class_only(constraint: object) -> bool:

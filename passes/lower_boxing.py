@@ -21,6 +21,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from xdsl.context import Context
+from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, i64
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+
 from sbpc.dialects.collective_ops import COLLECTIVE_OPS
 from sbpc.dialects.collectives import axis_kind, step_kind
 from sbpc.dialects.errors import OpError
@@ -38,10 +43,6 @@ from sbpc.passes.cost.comm import (
     plan_transition,
 )
 from sbpc.passes.infer_sbp.candidates import element_bytes
-from xdsl.context import Context
-from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, i64
-from xdsl.passes import ModulePass
-from xdsl.rewriter import InsertPoint, Rewriter
 
 Move = tuple[tuple[int, ...], SbpAttr]
 """Set the mesh axes to the entry."""

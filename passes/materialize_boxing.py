@@ -12,16 +12,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sbpc.dialects.collective_ops import CollectiveOp
-from sbpc.dialects.errors import OpError
-from sbpc.dialects.sbp import GlobalTensorType, NdSbpAttr, SignatureAttr
-from sbpc.dialects.sbp_ops import BoxingOp, ToGlobalOp, describe_op
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
+
+from sbpc.dialects.collective_ops import CollectiveOp
+from sbpc.dialects.errors import OpError
+from sbpc.dialects.sbp import GlobalTensorType, NdSbpAttr, SignatureAttr
+from sbpc.dialects.sbp_ops import BoxingOp, ToGlobalOp, describe_op
 
 
 class _Boxer:

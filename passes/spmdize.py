@@ -18,13 +18,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sbpc.dialects.collective_ops import CollectiveOp
-from sbpc.dialects.collectives import mesh_coords
-from sbpc.dialects.errors import OpError
-from sbpc.dialects.placement import PlacementOp, lookup_placement
-from sbpc.dialects.sbp import GlobalTensorType
-from sbpc.dialects.sbp_ops import BoxingOp, ReshapeOp, ToGlobalOp, describe_op
-from sbpc.dialects.sharding import local_shape
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
@@ -40,6 +33,14 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
+
+from sbpc.dialects.collective_ops import CollectiveOp
+from sbpc.dialects.collectives import mesh_coords
+from sbpc.dialects.errors import OpError
+from sbpc.dialects.placement import PlacementOp, lookup_placement
+from sbpc.dialects.sbp import GlobalTensorType
+from sbpc.dialects.sbp_ops import BoxingOp, ReshapeOp, ToGlobalOp, describe_op
+from sbpc.dialects.sharding import local_shape
 
 DYNAMIC = DYNAMIC_INDEX
 

@@ -21,6 +21,8 @@ from functools import cache
 from pathlib import Path
 
 import numpy as np
+from xdsl.ir import Operation, SSAValue
+
 from sbpc.dialects import dtypes
 from sbpc.dialects.layout import LayoutAttr
 from sbpc.lowering.ascendc.cann_project import write_atomic
@@ -30,7 +32,6 @@ from sbpc.lowering.ascendc.printer import AscendCPrinter, tiling_header
 from sbpc.lowering.ascendc.soc import DEFAULT_SOC
 from sbpc.lowering.ascendc.tiling import TensorView, compute_tiling
 from sbpc.lowering.ascendc.to_ascendc import KERNELS, make_kernel
-from xdsl.ir import Operation, SSAValue
 
 Kernel = Callable[[list[np.ndarray], Operation], np.ndarray]
 

@@ -25,6 +25,7 @@ from collections.abc import Sequence
 
 import ml_dtypes
 import numpy as np
+
 from sbpc.dialects.collectives import Coord, NdSbp, Shards, reduce_arrays
 from sbpc.dialects.sbp import BroadcastAttr, PartialAttr, ReduceKind, SplitAttr
 from sbpc.dialects.sharding import balanced_range

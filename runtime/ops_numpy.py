@@ -30,9 +30,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 import numpy as np
-from sbpc.dialects import dtypes
-from sbpc.dialects.sbp import GlobalTensorType
-from sbpc.dialects.sbp_ops import LayerNormOp, ReshapeOp
 from xdsl.dialects.builtin import (
     DenseArrayBase,
     FloatAttr,
@@ -40,6 +37,10 @@ from xdsl.dialects.builtin import (
     TensorType,
 )
 from xdsl.ir import Attribute, Operation
+
+from sbpc.dialects import dtypes
+from sbpc.dialects.sbp import GlobalTensorType
+from sbpc.dialects.sbp_ops import LayerNormOp, ReshapeOp
 
 BF16 = dtypes.named("bf16").numpy_dtype()
 F32 = dtypes.named("f32").numpy_dtype()

@@ -21,10 +21,11 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 import torch
+from xdsl.ir import Operation
+
 from sbpc.dialects.sbp_ops import LayerNormOp, ReshapeOp
 from sbpc.runtime import ops_numpy
 from sbpc.runtime.ops_numpy import BF16, has_flag, int_property, result_dtype, result_shape, scalar_as, scalar_value
-from xdsl.ir import Operation
 
 TorchKernel = Callable[[list[torch.Tensor], Operation], torch.Tensor]
 

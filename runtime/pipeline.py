@@ -14,16 +14,17 @@ import time
 from collections.abc import Callable, Sequence
 from typing import IO, Any, Literal, get_args, get_origin, get_type_hints
 
-from sbpc.dialects.errors import OpError
-from sbpc.dialects.verifier import ProgramVerifier
-from sbpc.lowering.registry import get_lowering_passes
-from sbpc.passes.registry import NEEDS_GLOBAL_PROGRAM, get_all_passes
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass, PassPipeline
 from xdsl.printer import Printer
 from xdsl.utils.arg_spec import ArgSpec, parse_pipeline
 from xdsl.utils.exceptions import ArgSpecParseError
+
+from sbpc.dialects.errors import OpError
+from sbpc.dialects.verifier import ProgramVerifier
+from sbpc.lowering.registry import get_lowering_passes
+from sbpc.passes.registry import NEEDS_GLOBAL_PROGRAM, get_all_passes
 
 
 class UsageError(Exception):

@@ -32,6 +32,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+from xdsl.dialects import func
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DenseArrayBase,
+    DictionaryAttr,
+    ModuleOp,
+    SymbolRefAttr,
+    TensorType,
+)
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.traits import SymbolTable
+
 from sbpc.dialects import dtypes
 from sbpc.dialects.collective_ops import CollectiveOp
 from sbpc.dialects.collectives import (
@@ -50,17 +62,6 @@ from sbpc.dialects.sbp_ops import BoxingOp, ConversionOp, MatmulOp, ReduceSumOp,
 from sbpc.dialects.sharding import local_shape
 from sbpc.runtime import ops_numpy
 from sbpc.runtime.ops_numpy import Kernel, dtype_name, is_integer, np_dtype
-from xdsl.dialects import func
-from xdsl.dialects.builtin import (
-    ArrayAttr,
-    DenseArrayBase,
-    DictionaryAttr,
-    ModuleOp,
-    SymbolRefAttr,
-    TensorType,
-)
-from xdsl.ir import Attribute, Operation, SSAValue
-from xdsl.traits import SymbolTable
 
 UNLOWERED: dict[type[Operation], str] = {
     BoxingOp: "run lower-boxing first",

@@ -40,6 +40,10 @@ from multiprocessing.synchronize import Lock
 import numpy as np
 import torch
 import torch.distributed as dist
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.ir import Operation, SSAValue
+
 from sbpc.dialects.collective_ops import CollectiveOp
 from sbpc.dialects.collectives import Coord, InvalidStep, Shards, mesh_coords
 from sbpc.dialects.errors import OpError
@@ -60,9 +64,6 @@ from sbpc.runtime.simulator import (
     type_dist,
 )
 from sbpc.runtime.torch_collectives import ProcessGroups, RankCollectives
-from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp, TensorType
-from xdsl.ir import Operation, SSAValue
 
 DIST_BACKENDS = ("gloo", "nccl", "hccl")
 FAULT_ENV = "SBPC_TORCH_FAULT"

@@ -29,6 +29,7 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 import torch.distributed as dist
+
 from sbpc.dialects.collectives import (
     Coord,
     InvalidStep,

@@ -14,13 +14,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from sbpc.dialects.collectives import Shards
-from sbpc.runtime.simulator import compare, function_signature, simulate
-from sbpc.runtime.torch_backend import Job, TorchOptions, job_hierarchy, rounds_differently, run_local
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 from xdsl.passes import PassPipeline
+
+from sbpc.dialects.collectives import Shards
+from sbpc.runtime.simulator import compare, function_signature, simulate
+from sbpc.runtime.torch_backend import Job, TorchOptions, job_hierarchy, rounds_differently, run_local
 
 
 @dataclass

@@ -26,6 +26,15 @@ import traceback
 from collections.abc import Sequence
 from typing import IO, Any
 
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.targets import Target
+from xdsl.targets.mlir import MLIRTarget
+from xdsl.tools.command_line_tool import CommandLineTool
+from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
+from xdsl.xdsl_opt_main import VersionAction, xDSLOptMain
+
+from sbpc import __version__
 from sbpc.dialects.diagnostics import (
     DecodeError,
     Diagnostic,
@@ -47,15 +56,6 @@ from sbpc.runtime.pipeline import (
     reject_per_rank,
     verify_program,
 )
-from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
-from xdsl.targets import Target
-from xdsl.targets.mlir import MLIRTarget
-from xdsl.tools.command_line_tool import CommandLineTool
-from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
-from xdsl.xdsl_opt_main import VersionAction, xDSLOptMain
-
-from sbpc import __version__
 
 
 def register_dialects(ctx: Context) -> None:

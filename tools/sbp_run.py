@@ -41,9 +41,17 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, NoReturn
 
 import numpy as np
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
+from xdsl.passes import PassPipeline
+from xdsl.utils.exceptions import DiagnosticException, ParseError
+
 from sbpc.dialects.diagnostics import DecodeError, Diagnostic, LocatedParser, Source, decode_source, error_diagnostic
 from sbpc.dialects.errors import OpError
 from sbpc.dialects.sbp import GlobalTensorType
+from sbpc.dialects.units import human_bytes
 from sbpc.runtime import ops_numpy
 from sbpc.runtime.distribute import ReplicaMismatch, assemble, distribute
 from sbpc.runtime.pipeline import UsageError, checking_callback, parse_pipeline_spec, verify_program
@@ -60,12 +68,6 @@ from sbpc.runtime.simulator import (
     total_sent,
 )
 from sbpc.tools.sbp_opt import register_dialects
-from xdsl.context import Context
-from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Operation
-from xdsl.passes import PassPipeline
-from xdsl.utils.exceptions import DiagnosticException, ParseError
 
 if TYPE_CHECKING:
     from sbpc.runtime.ascendc_kernels import FmodDeviation, KernelProfiler
@@ -208,8 +210,8 @@ class Run:
         if not sized or available is None or total <= available:
             return
         largest, what, op, index = max(sized, key=lambda t: t[0])
-        message = (f"@{fn.sym_name.data} needs at least {_size(total)} for its global tensors, more than this "
-                   f"machine's {_size(available)} of memory (largest: {what}, {_size(largest)})")
+        message = (f"@{fn.sym_name.data} needs at least {human_bytes(total)} for its global tensors, more than this "
+                   f"machine's {human_bytes(available)} of memory (largest: {what}, {human_bytes(largest)})")
         if op is not None:
             raise self.located(OpError(op, message), None)
         raise self.at_argument(fn, index or 0, message)
@@ -475,15 +477,6 @@ def _physical_memory() -> int | None:
         return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     except (ValueError, OSError, AttributeError):  # no sysconf on this platform: do not guess
         return None
-
-
-def _size(nbytes: int) -> str:
-    value, unit = float(nbytes), "B"
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"):
-        if value < 1024 or unit == "EiB":
-            break
-        value /= 1024
-    return f"{value:.1f} {unit}" if unit != "B" else f"{nbytes} B"
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -20,14 +20,15 @@ from io import StringIO
 from pathlib import Path
 from typing import TypeVar
 
-from sbpc.dialects.diagnostics import DecodeError, LocatedParser, decode_source, error_diagnostic
-from sbpc.runtime.pipeline import UsageError, checking_callback, parse_pipeline_spec, verify_program
-from sbpc.tools.sbp_opt import register_dialects
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import PassPipeline
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import DiagnosticException, ParseError
+
+from sbpc.dialects.diagnostics import DecodeError, LocatedParser, decode_source, error_diagnostic
+from sbpc.runtime.pipeline import UsageError, checking_callback, parse_pipeline_spec, verify_program
+from sbpc.tools.sbp_opt import register_dialects
 
 MLIR_PIPELINE = "infer-sbp,materialize-boxing,lower-boxing,spmdize"
 MLIR_GLOBAL_PIPELINE = "infer-sbp"

@@ -21,23 +21,6 @@ from __future__ import annotations
 import re
 from typing import ClassVar
 
-from sbpc.dialects import sbp_ops as ops
-from sbpc.dialects.errors import OpError
-from sbpc.dialects.layout import LayoutAttr
-from sbpc.dialects.placement import PlacementOp
-from sbpc.dialects.sbp import (
-    BroadcastAttr,
-    GlobalTensorType,
-    NdSbpAttr,
-    PartialAttr,
-    ReduceKind,
-    SbpAttr,
-    SignatureAttr,
-    SplitAttr,
-)
-from sbpc.dialects.sbp_dialect import SBP
-from sbpc.translate.raise_linalg import AUXILIARY, Raised, Raiser, op_name, tensor_type
-from sbpc.translate.to_upstream_global import balanced_offsets
 from xdsl.context import Context
 from xdsl.dialects import get_all_dialects
 from xdsl.dialects.builtin import (
@@ -60,6 +43,24 @@ from xdsl.ir.affine import AffineMap
 from xdsl.irdl import irdl_op_definition, prop_def
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import ParseError, VerifyException
+
+from sbpc.dialects import sbp_ops as ops
+from sbpc.dialects.errors import OpError
+from sbpc.dialects.layout import LayoutAttr
+from sbpc.dialects.placement import PlacementOp
+from sbpc.dialects.sbp import (
+    BroadcastAttr,
+    GlobalTensorType,
+    NdSbpAttr,
+    PartialAttr,
+    ReduceKind,
+    SbpAttr,
+    SignatureAttr,
+    SplitAttr,
+)
+from sbpc.dialects.sbp_dialect import SBP
+from sbpc.translate.raise_linalg import AUXILIARY, Raised, Raiser, op_name, tensor_type
+from sbpc.translate.to_upstream_global import balanced_offsets
 
 UPSTREAM_DIALECTS = ("builtin", "func", "arith", "math", "linalg", "tensor", "tosa", "shard", "scf")
 DEFAULT_DEVICE_TYPE = "npu"

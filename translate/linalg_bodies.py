@@ -11,12 +11,13 @@ from collections.abc import Callable, Sequence
 
 import ml_dtypes  # noqa: F401  (registers bfloat16 with numpy)
 import numpy as np
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, IntegerType, UnregisteredOp, f32, i1, i64
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+
 from sbpc.dialects import dtypes
 from sbpc.dialects import sbp_ops as ops
 from sbpc.dialects.errors import OpError
 from sbpc.dialects.sbp import ReduceKind
-from xdsl.dialects.builtin import FloatAttr, IntegerAttr, IntegerType, UnregisteredOp, f32, i1, i64
-from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 CMPI_EQ = 0
 

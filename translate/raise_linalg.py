@@ -14,10 +14,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from sbpc.dialects import sbp_ops as ops
-from sbpc.dialects.errors import OpError
-from sbpc.dialects.sbp import ReduceKind
-from sbpc.translate.linalg_bodies import Body, identity, scalar_body
 from xdsl.dialects.builtin import (
     DenseArrayBase,
     FloatAttr,
@@ -31,6 +27,11 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 from xdsl.ir.affine import AffineConstantExpr, AffineDimExpr, AffineMap
+
+from sbpc.dialects import sbp_ops as ops
+from sbpc.dialects.errors import OpError
+from sbpc.dialects.sbp import ReduceKind
+from sbpc.translate.linalg_bodies import Body, identity, scalar_body
 
 # Scalar body as a tree: ("arg", i), ("const",), or (op name, *operand trees); constants in order.
 Expr = tuple[object, ...]

@@ -13,11 +13,6 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from sbpc.dialects import sbp_ops as ops
-from sbpc.dialects.errors import OpError
-from sbpc.dialects.sbp import GlobalTensorType, NdSbpAttr, PartialAttr, SignatureAttr, SplitAttr
-from sbpc.dialects.sharding import balanced_range
-from sbpc.translate.to_upstream_mlir import FuncEmitter, builtin_tensor, generic_op, to_upstream_mlir
 from xdsl.dialects.builtin import (
     ArrayAttr,
     DenseArrayBase,
@@ -33,6 +28,12 @@ from xdsl.dialects.builtin import (
 from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.dialects.shard import ShardAxesArrayAttr, ShardingType
 from xdsl.ir import Operation, SSAValue
+
+from sbpc.dialects import sbp_ops as ops
+from sbpc.dialects.errors import OpError
+from sbpc.dialects.sbp import GlobalTensorType, NdSbpAttr, PartialAttr, SignatureAttr, SplitAttr
+from sbpc.dialects.sharding import balanced_range
+from sbpc.translate.to_upstream_mlir import FuncEmitter, builtin_tensor, generic_op, to_upstream_mlir
 
 
 def split_axes(sbp: NdSbpAttr, rank: int) -> list[list[int]]:

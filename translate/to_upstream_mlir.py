@@ -13,13 +13,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from sbpc.dialects import collective_ops as coll
-from sbpc.dialects import sbp_ops as ops
-from sbpc.dialects.errors import OpError
-from sbpc.dialects.placement import PlacementOp
-from sbpc.dialects.sbp import BroadcastAttr, GlobalTensorType, NdSbpAttr, PartialAttr, ReduceKind, SplitAttr
-from sbpc.dialects.sharding import local_slices
-from sbpc.translate.linalg_bodies import CMPI_EQ, Body, generic_op, identity, is_float, narrow, scalar_body, widen
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     AffineMapAttr,
@@ -45,6 +38,14 @@ from xdsl.dialects.linalg.attrs import IteratorType, IteratorTypeAttr
 from xdsl.dialects.shard import ReductionKind, ReductionKindAttr
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.ir.affine import AffineConstantExpr, AffineDimExpr, AffineExpr, AffineMap
+
+from sbpc.dialects import collective_ops as coll
+from sbpc.dialects import sbp_ops as ops
+from sbpc.dialects.errors import OpError
+from sbpc.dialects.placement import PlacementOp
+from sbpc.dialects.sbp import BroadcastAttr, GlobalTensorType, NdSbpAttr, PartialAttr, ReduceKind, SplitAttr
+from sbpc.dialects.sharding import local_slices
+from sbpc.translate.linalg_bodies import CMPI_EQ, Body, generic_op, identity, is_float, narrow, scalar_body, widen
 
 _INDEX = IndexType()
 

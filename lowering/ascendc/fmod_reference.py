@@ -39,6 +39,7 @@ import math
 
 import ml_dtypes
 import numpy as np
+
 from sbpc.dialects import dtypes
 
 __all__ = [

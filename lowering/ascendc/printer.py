@@ -24,6 +24,17 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
 
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DenseArrayBase,
+    DictionaryAttr,
+    FloatAttr,
+    IntegerAttr,
+    ModuleOp,
+    StringAttr,
+)
+from xdsl.ir import Attribute, Operation
+
 from sbpc.dialects import ascendc, dtypes
 from sbpc.lowering.ascendc import kernel_template as tpl
 from sbpc.lowering.ascendc.cann_project import CANN_PACKAGE_PATH, EXECUTABLE, project_files, write_atomic
@@ -36,16 +47,6 @@ from sbpc.lowering.ascendc.host_tiling_cpp import (
 from sbpc.lowering.ascendc.kernel_template_blocked import BLOCKED_METHODS
 from sbpc.lowering.ascendc.soc import ALIGN_BYTES
 from sbpc.lowering.ascendc.tiling import STRIDED_RUN_CHUNK
-from xdsl.dialects.builtin import (
-    ArrayAttr,
-    DenseArrayBase,
-    DictionaryAttr,
-    FloatAttr,
-    IntegerAttr,
-    ModuleOp,
-    StringAttr,
-)
-from xdsl.ir import Attribute, Operation
 
 KEYS = {"fmod_tensor": (0, 1, 2, 3, 4), "fmod_scalar": (0, 3)}
 

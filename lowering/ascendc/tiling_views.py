@@ -149,6 +149,7 @@ def round_scalar(value: int | float, dtype: str) -> float:
     Python value for the float types; int16: truncation toward zero, must fit). Errors become ValueError.
     """
     import numpy as np
+
     from sbpc.lowering.ascendc.fmod_reference import round_scalar_to_dtype
 
     t = kernel_dtype(dtype)

@@ -12,13 +12,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sbpc.dialects import ascendc, dtypes
-from sbpc.dialects.errors import OpError
-from sbpc.dialects.layout import LayoutAttr
-from sbpc.dialects.placement import PlacementOp, lookup_placement_named
-from sbpc.dialects.sbp_ops import FmodOp, FmodScalarOp, describe_op
-from sbpc.lowering.ascendc.soc import DEFAULT_SOC, SocName
-from sbpc.lowering.ascendc.tiling import TensorView, compute_tiling
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
@@ -38,6 +31,14 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
+
+from sbpc.dialects import ascendc, dtypes
+from sbpc.dialects.errors import OpError
+from sbpc.dialects.layout import LayoutAttr
+from sbpc.dialects.placement import PlacementOp, lookup_placement_named
+from sbpc.dialects.sbp_ops import FmodOp, FmodScalarOp, describe_op
+from sbpc.lowering.ascendc.soc import DEFAULT_SOC, SocName
+from sbpc.lowering.ascendc.tiling import TensorView, compute_tiling
 
 KERNELS = {"fmod_tensor": "FmodTensor", "fmod_scalar": "FmodScalar"}
 

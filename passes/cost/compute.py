@@ -15,12 +15,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from xdsl.dialects.builtin import IntegerType
+from xdsl.ir import Attribute, Operation
+
 from sbpc.dialects import dtypes
 from sbpc.dialects.flops import FlopModel
 from sbpc.dialects.sbp import GlobalTensorType, NdSbpAttr
 from sbpc.dialects.sharding import max_local_shape
-from xdsl.dialects.builtin import IntegerType
-from xdsl.ir import Attribute, Operation
 
 
 @dataclass(frozen=True)

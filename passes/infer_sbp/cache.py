@@ -30,12 +30,13 @@ from dataclasses import dataclass
 from operator import itemgetter
 from typing import Any
 
+from xdsl.dialects.builtin import DenseArrayBase, FloatAttr, IntegerAttr, IntegerType, UnitAttr
+from xdsl.ir import Attribute, Operation
+
 from sbpc.dialects import dtypes
 from sbpc.dialects.sbp import GlobalTensorType, NdSbpAttr
 from sbpc.dialects.signatures import NdSig
 from sbpc.passes.cost.comm import PlannerCache
-from xdsl.dialects.builtin import DenseArrayBase, FloatAttr, IntegerAttr, IntegerType, UnitAttr
-from xdsl.ir import Attribute, Operation
 
 
 def _dense_array_key(attr: DenseArrayBase) -> object:

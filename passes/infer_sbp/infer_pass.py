@@ -33,22 +33,24 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Literal
 
-from sbpc.dialects.collective_ops import CollectiveOp
-from sbpc.dialects.errors import OpError
-from sbpc.dialects.placement import lookup_placement_named
-from sbpc.dialects.sbp import GlobalTensorType, NdSbpAttr, SignatureAttr
-from sbpc.dialects.sbp_ops import BoxingOp, ToGlobalOp, describe_op
-from sbpc.dialects.signatures import NdSig, SbpRule
-from sbpc.passes.cost.comm import DEFAULT_MODEL, CommModel, placement_model
-from sbpc.passes.infer_sbp.cache import InferenceCache, OpMeta, op_key_of
-from sbpc.passes.infer_sbp.candidates import candidates
-from sbpc.passes.infer_sbp.scoring import Decision, choose
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
+
+from sbpc.dialects.collective_ops import CollectiveOp
+from sbpc.dialects.errors import OpError
+from sbpc.dialects.placement import lookup_placement_named
+from sbpc.dialects.sbp import GlobalTensorType, NdSbpAttr, SignatureAttr
+from sbpc.dialects.sbp_ops import BoxingOp, ToGlobalOp, describe_op
+from sbpc.dialects.signatures import NdSig, SbpRule
+from sbpc.dialects.units import parse_bytes
+from sbpc.passes.cost.comm import DEFAULT_MODEL, CommModel, placement_model
+from sbpc.passes.infer_sbp.cache import InferenceCache, OpMeta, op_key_of
+from sbpc.passes.infer_sbp.candidates import candidates
+from sbpc.passes.infer_sbp.scoring import Decision, choose
 
 RULES = ("oneflow", "cost")
 
@@ -103,8 +105,6 @@ class InferSbpPass(ModulePass):
         if self.mem is not None:
             if self.rule != "global":
                 raise ValueError(f"mem={self.mem} is an option of rule=global only (rule={self.rule})")
-            from sbpc.passes.infer_sbp.global_search.search import parse_bytes
-
             object.__setattr__(self, "_budget", parse_bytes(str(self.mem)))
 
     @property

@@ -19,6 +19,11 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation, SSAValue
+
 from sbpc.dialects import dtypes
 from sbpc.dialects.collective_ops import CollectiveOp
 from sbpc.dialects.collectives import step_bytes_exact
@@ -26,16 +31,13 @@ from sbpc.dialects.errors import OpError
 from sbpc.dialects.placement import lookup_placement
 from sbpc.dialects.sbp import GlobalTensorType, NdSbpAttr, PartialAttr, SignatureAttr
 from sbpc.dialects.sbp_ops import ConversionOp, ToGlobalOp
+from sbpc.dialects.units import human_bytes
 from sbpc.passes.cost.comm import PlannerCache, placement_model, plan_transition
 from sbpc.passes.infer_sbp.cache import InferenceCache
 from sbpc.passes.infer_sbp.candidates import element_bytes, format_nd_sig
 from sbpc.passes.infer_sbp.infer_pass import InferSbpPass, OpRecord, infer_module
 from sbpc.passes.lower_boxing import LowerBoxingPass
 from sbpc.passes.materialize_boxing import MaterializeBoxingPass
-from xdsl.context import Context
-from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Operation, SSAValue
 
 RULES = ("oneflow", "cost")
 """The op-by-op rules, whose totals every report gives side by side."""
@@ -225,14 +227,6 @@ def conversion_bytes(op: ConversionOp) -> int:
         return sum(sent.values())
     plan = plan_transition(tuple(src.nd_sbp), tuple(dst.nd_sbp), src.get_shape(), element_bytes(src), hierarchy)
     return int(plan.bytes_sent)
-
-
-def human_bytes(n: float) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if n < 1024 or unit == "GiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    raise AssertionError("unreachable")
 
 
 def _quote(text: str) -> str:

@@ -18,11 +18,12 @@ import sys
 from dataclasses import dataclass, field
 from typing import Literal
 
-from sbpc.passes.infer_sbp.cache import InferenceCache
-from sbpc.passes.infer_sbp.infer_pass import InferSbpPass
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
+
+from sbpc.passes.infer_sbp.cache import InferenceCache
+from sbpc.passes.infer_sbp.infer_pass import InferSbpPass
 
 
 @dataclass(frozen=True)

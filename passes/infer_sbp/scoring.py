@@ -17,6 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 
+from xdsl.ir import Attribute
+
 from sbpc.dialects.sbp import GlobalTensorType, NdSbpAttr, PartialAttr
 from sbpc.dialects.signatures import NdSig
 from sbpc.passes.cost.comm import CommModel, PlannerCache, local_elements, step_time, transition_time
@@ -28,7 +30,6 @@ from sbpc.passes.infer_sbp.oneflow_costs import (
     eager_reads_shape,
     ibn_copy_cost_1d,
 )
-from xdsl.ir import Attribute
 
 # ---------------------------------------------------------------------------
 # Scored candidates and decisions

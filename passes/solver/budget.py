@@ -28,10 +28,11 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
+
 from sbpc.passes.solver.factor import (
     MAX_TABLE,
     MIP_GAP,
-    US,
+    MIP_UNIT,
     FactorProblem,
     Solution,
     cover_value,
@@ -203,12 +204,12 @@ def lagrangian(
         if used.max() <= budget:
             consider((cost, choice))
         if not plans:  # an artificial column (no bytes, a prohibitive cost) keeps the master feasible
-            master.addCol(1e3 * (abs(cost) + 1.0) * US, 0.0, np.inf, 1, np.array([n_rows], np.int32), np.ones(1))
+            master.addCol(1e3 * (abs(cost) + 1.0) * MIP_UNIT, 0.0, np.inf, 1, np.array([n_rows], np.int32), np.ones(1))
         plans.append(choice)
-        master.addCol(cost * US, 0.0, np.inf, n_rows + 1, np.arange(n_rows + 1, dtype=np.int32),
+        master.addCol(cost * MIP_UNIT, 0.0, np.inf, n_rows + 1, np.arange(n_rows + 1, dtype=np.int32),
                       np.append(used / scale, 1.0))
         master.run()
-        mixed = master.getInfo().objective_function_value / US
+        mixed = master.getInfo().objective_function_value / MIP_UNIT
         solution = master.getSolution()
         support = [j for j, t in enumerate(solution.col_value[1:]) if t > 1e-9]
         for a in support:  # splice each new pair of the master's plans, and each with the best plan
@@ -223,7 +224,7 @@ def lagrangian(
         done = best is not None and best[0] - bound <= rel_gap * abs(best[0])
         if done or mixed - bound <= rel_gap * abs(mixed) or time.perf_counter() - started > time_limit:
             break
-        dual = np.maximum(0.0, -np.array(solution.row_dual[:n_rows])) / scale / US
+        dual = np.maximum(0.0, -np.array(solution.row_dual[:n_rows])) / scale / MIP_UNIT
         lam = smoothing * best_lam + (1 - smoothing) * dual
     plan = None
     if best is not None:

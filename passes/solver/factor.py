@@ -39,6 +39,8 @@ from typing import Any
 
 import numpy as np
 
+from sbpc.dialects.units import US_PER_SECOND
+
 MAX_TABLE = 2_000_000
 """The largest table elimination builds before handing the problem to HiGHS."""
 MIP_GAP = 1e-4
@@ -334,8 +336,9 @@ def _eliminate(
 # HiGHS
 # ---------------------------------------------------------------------------
 
-US = 1e6
-"""The MIP's cost unit: microseconds."""
+MIP_UNIT = US_PER_SECOND
+"""The MIP's cost unit: costs arrive in seconds and HiGHS sees microseconds, so that its absolute
+tolerances (1e-6 and above) stay below the differences between plans."""
 
 
 def quiet_highs() -> Any:
@@ -404,7 +407,7 @@ class _Model:
 def _one_hots(model: _Model, problem: FactorProblem, with_costs: bool) -> list[int]:
     starts = []
     for table in problem.unary:
-        costs = np.nan_to_num(np.asarray(table, dtype=float) * US) if with_costs else np.zeros(len(table))
+        costs = np.nan_to_num(np.asarray(table, dtype=float) * MIP_UNIT) if with_costs else np.zeros(len(table))
         first = model.columns(costs, integer=True)
         starts.append(first)
         model.row(1.0, 1.0, list(range(first, first + len(table))), [1.0] * len(table))
@@ -418,10 +421,10 @@ def _pair_rows(model: _Model, problem: FactorProblem, starts: list[int]) -> None
         row_of, col_of = row_of.reshape(-1), col_of.reshape(-1)
         if classes.size == 1:  # a constant factor: on u's one-hots, which sum to 1
             for c in range(len(problem.unary[u])):
-                model.costs[starts[u] + c] += float(classes.flat[0]) * US
+                model.costs[starts[u] + c] += float(classes.flat[0]) * MIP_UNIT
             continue
         a, b = classes.shape
-        first = model.columns(classes.reshape(-1) * US, integer=False)
+        first = model.columns(classes.reshape(-1) * MIP_UNIT, integer=False)
         for i in range(a):  # Σ_B y[i, B] = Σ_{c in row class i} x_u[c]
             members = [starts[u] + c for c in np.flatnonzero(row_of == i)]
             model.row(0.0, 0.0, [first + i * b + j for j in range(b)] + members, [1.0] * b + [-1.0] * len(members))
@@ -450,9 +453,9 @@ def _factor_rows(model: _Model, problem: FactorProblem, starts: list[int]) -> No
         if classes.size == 1:  # constant: on the first variable's one-hots, which sum to 1
             u = scope[0]
             for c in range(len(problem.unary[u])):
-                model.costs[starts[u] + c] += float(classes.flat[0]) * US
+                model.costs[starts[u] + c] += float(classes.flat[0]) * MIP_UNIT
             continue
-        first = model.columns(classes.reshape(-1) * US, integer=False)
+        first = model.columns(classes.reshape(-1) * MIP_UNIT, integer=False)
         cells = np.arange(classes.size).reshape(classes.shape)
         for axis, (v, of) in enumerate(zip(scope, members, strict=True)):
             for k in range(classes.shape[axis]):
@@ -469,7 +472,7 @@ def _cover_rows(model: _Model, form: CoverForm, starts: list[int]) -> None:
     on the producer's one-hots directly (without a producer: a constant, held by z = 1)."""
     fixed = np.flatnonzero(form.fixed)
     if form.source is None:
-        one = model.columns(np.array([float(form.price[0, fixed].sum()) * US]), integer=False)
+        one = model.columns(np.array([float(form.price[0, fixed].sum()) * MIP_UNIT]), integer=False)
         model.row(1.0, 1.0, [one], [1.0])
         ones_of = [[one]]
     else:
@@ -477,13 +480,13 @@ def _cover_rows(model: _Model, form: CoverForm, starts: list[int]) -> None:
                    for k in range(len(form.price))]
         for k, members in enumerate(ones_of):
             for c in members:
-                model.costs[c] += float(form.price[k, fixed].sum()) * US
+                model.costs[c] += float(form.price[k, fixed].sum()) * MIP_UNIT
     open_targets = [t for t in range(len(form.fixed)) if not form.fixed[t]]
     y: dict[tuple[int, int], int] = {}
     for k in range(len(form.price)):
         for t in open_targets:
             if form.price[k, t] > 0:
-                y[k, t] = model.columns(np.array([float(form.price[k, t]) * US]), integer=False)
+                y[k, t] = model.columns(np.array([float(form.price[k, t]) * MIP_UNIT]), integer=False)
     if not y:
         return
     for v, needs in form.needs.items():
@@ -547,7 +550,7 @@ def solve_mip(
         raise RuntimeError(f"HiGHS found no solution ({status})")
     choice = _decode(problem, starts, solution)
     objective = problem.value(choice)
-    lower = min(objective, (bound / US + problem.constant) if np.isfinite(bound) else objective)
+    lower = min(objective, (bound / MIP_UNIT + problem.constant) if np.isfinite(bound) else objective)
     if status == "Optimal" and objective - lower <= rel_gap * abs(objective):
         lower = objective  # proved optimal to HiGHS's tolerance: the rest is rounding of the µs scale
     return Solution(choice, objective, lower, "highs", time.perf_counter() - started)

@@ -12,10 +12,10 @@ import sys
 
 import numpy as np
 import pytest
-from sbpc.tools import sbp_opt
-from sbpc.tools.sbp_run import run_captured
 
 import sbpc
+from sbpc.tools import sbp_opt
+from sbpc.tools.sbp_run import run_captured
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SEED = os.path.join(ROOT, "examples", "seed.mlir")

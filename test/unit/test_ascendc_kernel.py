@@ -29,6 +29,7 @@ from dataclasses import dataclass
 import ml_dtypes
 import numpy as np
 import pytest
+
 from sbpc.dialects import dtypes
 from sbpc.lowering.ascendc.cpu.runner import run_kernel
 from sbpc.lowering.ascendc.fmod_reference import fmod_scalar_reference, fmod_tensor_reference, round_scalar_to_dtype

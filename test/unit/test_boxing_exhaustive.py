@@ -7,6 +7,9 @@ import itertools
 
 import numpy as np
 import pytest
+from xdsl.context import Context
+from xdsl.parser import Parser
+
 from sbpc.dialects.collectives import execute_plan
 from sbpc.dialects.sbp import BROADCAST, ReduceKind, partial, split
 from sbpc.passes.cost.comm import Plan, PlannerCache, plan_transition
@@ -14,8 +17,6 @@ from sbpc.passes.lower_boxing import LowerBoxingPass, oneflow_plan
 from sbpc.runtime.distribute import assemble, distribute
 from sbpc.runtime.simulator import simulate, total_sent
 from sbpc.tools.sbp_opt import register_dialects
-from xdsl.context import Context
-from xdsl.parser import Parser
 
 S0, S1, B, P, PMAX = split(0), split(1), BROADCAST, partial(), partial(ReduceKind.MAX)
 SHAPE = (5, 7)

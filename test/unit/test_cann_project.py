@@ -34,6 +34,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+
 from sbpc.dialects import dtypes
 from sbpc.lowering.ascendc.cann_project import CANN_PACKAGE_PATH, VENDOR_NAME
 from sbpc.lowering.ascendc.cpu.runner import KernelCompileError, compile_kernel

@@ -13,6 +13,12 @@ import itertools
 
 import numpy as np
 import pytest
+from xdsl.context import Context
+from xdsl.dialects.builtin import DenseArrayBase, i64
+from xdsl.parser import Parser
+from xdsl.utils.exceptions import VerifyException
+from xdsl.utils.test_value import create_ssa_value
+
 from sbpc.dialects.collective_ops import COLLECTIVE_OPS, CollectiveOp
 from sbpc.dialects.collectives import (
     COLLECTIVES,
@@ -28,11 +34,6 @@ from sbpc.passes.cost.steps import axis_subsets
 from sbpc.runtime.distribute import assemble, distribute
 from sbpc.runtime.simulator import simulate
 from sbpc.tools.sbp_opt import register_dialects
-from xdsl.context import Context
-from xdsl.dialects.builtin import DenseArrayBase, i64
-from xdsl.parser import Parser
-from xdsl.utils.exceptions import VerifyException
-from xdsl.utils.test_value import create_ssa_value
 
 S0, S1, B, P, PMAX = split(0), split(1), BROADCAST, partial(), partial(ReduceKind.MAX)
 ALPHABET = (S0, S1, B, P, PMAX)

@@ -6,6 +6,7 @@ import itertools
 import math
 
 import pytest
+
 from sbpc.dialects.collectives import step_bytes_exact
 from sbpc.dialects.sbp import BROADCAST, SbpAttr, partial, split
 from sbpc.passes.cost.comm import PlannerCache, plan_transition, transition_time

@@ -13,6 +13,11 @@ from collections.abc import Sequence
 import ml_dtypes
 import numpy as np
 import pytest
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.parser import Parser
+from xdsl.passes import PassPipeline
+
 from sbpc.dialects.collectives import Coord, NdSbp, reduce_arrays
 from sbpc.dialects.sbp import BROADCAST, PartialAttr, ReduceKind, nd_sbp, partial, split
 from sbpc.dialects.sharding import local_slices
@@ -21,10 +26,6 @@ from sbpc.runtime.distribute import assemble, distribute
 from sbpc.runtime.simulator import reorders_float_sums
 from sbpc.tools.sbp_opt import register_dialects
 from sbpc.tools.sbp_run import run_captured
-from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
-from xdsl.parser import Parser
-from xdsl.passes import PassPipeline
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
 DTYPES = [np.dtype(np.float32), np.dtype(np.float16), BF16, np.dtype(np.int16), np.dtype(np.int32),

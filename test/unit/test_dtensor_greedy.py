@@ -6,12 +6,12 @@ import itertools
 
 import numpy as np
 import pytest
+
+from bench.dtensor_greedy import dtensor_greedy_plan, greedy_moves
 from sbpc.dialects.collectives import execute_plan
 from sbpc.dialects.sbp import BROADCAST, ReduceKind, partial, split
 from sbpc.passes.cost.comm import Plan, PlannerCache, plan_transition
 from sbpc.runtime.distribute import assemble, distribute
-
-from bench.dtensor_greedy import dtensor_greedy_plan, greedy_moves
 
 S0, S1, B, P, PMAX = split(0), split(1), BROADCAST, partial(), partial(ReduceKind.MAX)
 SHAPE = (5, 7)

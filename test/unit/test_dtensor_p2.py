@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from sbpc.passes.cost.comm import PlannerCache, make_step
 
 from bench.dtensor_planner import dtensor_cpu_links, dtensor_session, dtensor_step_us, p2_pairs, worse
+from sbpc.passes.cost.comm import PlannerCache, make_step
 
 SHAPE, ELT = (1024, 1024), 4
 PLANNER = PlannerCache()

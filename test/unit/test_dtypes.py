@@ -6,8 +6,9 @@ import re
 from pathlib import Path
 
 import numpy as np
-from sbpc.dialects import dtypes
 from xdsl.dialects.builtin import IntegerType
+
+from sbpc.dialects import dtypes
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -17,6 +17,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+
 from sbpc.tools.sbp_translate import main
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -211,11 +212,12 @@ def test_runtime_numerics(tmp_path: Path) -> None:
     ("[S(0), P]", 2, [[0]]),  # a partial: the value after its pending all-reduce
 ])
 def test_split_axes_mapping(sbp: str, rank: int, expected: list[list[int]]) -> None:
+    from xdsl.context import Context
+    from xdsl.parser import Parser
+
     from sbpc.dialects.sbp import NdSbpAttr
     from sbpc.tools.sbp_opt import register_dialects
     from sbpc.translate.to_upstream_global import split_axes
-    from xdsl.context import Context
-    from xdsl.parser import Parser
 
     ctx = Context()
     register_dialects(ctx)
@@ -243,6 +245,7 @@ def test_layer_norm_gelu_run_under_mlir_runner(tmp_path: Path) -> None:
     """The exported layer_norm + gelu, lowered to LLVM by mlir-opt-22 and run by mlir-runner-22,
     computes what sbp-run computes (ops_numpy) to the printed precision."""
     import numpy as np
+
     from sbpc.tools.sbp_run import main as run_main
 
     rc, mlir, err = _emit(LN_GELU, tmp_path)

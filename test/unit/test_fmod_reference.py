@@ -7,6 +7,7 @@ import math
 import ml_dtypes
 import numpy as np
 import pytest
+
 from sbpc.lowering.ascendc.fmod_reference import (
     cast_from_float32,
     fmod_scalar_reference,

@@ -16,14 +16,15 @@ import shutil
 import ml_dtypes
 import numpy as np
 import pytest
+from xdsl.context import Context
+from xdsl.ir import Operation
+from xdsl.parser import Parser
+
 from sbpc.lowering.ascendc.fmod_reference import fmod_tensor_reference
 from sbpc.runtime import ops_numpy
 from sbpc.runtime.ascendc_kernels import FmodDeviation
 from sbpc.tools.sbp_opt import register_dialects
 from sbpc.tools.sbp_run import run_captured
-from xdsl.context import Context
-from xdsl.ir import Operation
-from xdsl.parser import Parser
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
 FLOATS = [np.dtype(np.float32), np.dtype(np.float16), BF16]

@@ -9,12 +9,12 @@ import random
 
 import numpy as np
 import pytest
-from sbpc.passes.infer_sbp.global_search.search import infer_module_global
-from sbpc.passes.solver.budget import crossover, lagrangian, program_order, reduced_domains, solve
-from sbpc.passes.solver.factor import CoverForm, FactorProblem, MemoryRow, min_marginals
 
 from bench.gen_gpt import gpt_stack
 from sbpc import api
+from sbpc.passes.infer_sbp.global_search.search import infer_module_global
+from sbpc.passes.solver.budget import crossover, lagrangian, program_order, reduced_domains, solve
+from sbpc.passes.solver.factor import CoverForm, FactorProblem, MemoryRow, min_marginals
 
 
 def random_problem(rng: random.Random, covers: bool = False) -> FactorProblem:

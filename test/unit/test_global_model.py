@@ -7,6 +7,9 @@ import itertools
 
 import numpy as np
 import pytest
+from xdsl.dialects.builtin import f16, f32, i32
+
+from sbpc import api
 from sbpc.dialects.flops import FlopModel
 from sbpc.dialects.sbp import BROADCAST, GlobalTensorType, nd_sbp, partial, split
 from sbpc.dialects.sbp_ops import GeluOp, MatmulOp, ReshapeOp
@@ -14,9 +17,6 @@ from sbpc.passes.cost.compute import DEVICES, device_figures, local_bytes, op_co
 from sbpc.passes.infer_sbp.global_search.problem import argument_domain
 from sbpc.passes.solver.budget import lagrangian, solve
 from sbpc.passes.solver.factor import FactorProblem, MemoryRow, eliminate, min_budget, solve_mip
-from xdsl.dialects.builtin import f16, f32, i32
-
-from sbpc import api
 
 S0, S1, B, P = split(0), split(1), BROADCAST, partial()
 

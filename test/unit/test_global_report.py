@@ -12,14 +12,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from sbpc import api
 from sbpc.passes.infer_sbp.cache import InferenceCache
 from sbpc.passes.infer_sbp.global_search import search as global_search
 from sbpc.passes.infer_sbp.global_search.objective import plan_objective
 from sbpc.passes.infer_sbp.global_search.search import infer_module_global, problem_key
 from sbpc.passes.infer_sbp.infer_pass import functions
 from sbpc.tools.sbp_opt import main
-
-from sbpc import api
 
 ROOT = Path(__file__).resolve().parents[2]
 MLP = ROOT / "test" / "passes" / "infer-sbp" / "global_free_args.mlir"

@@ -10,17 +10,18 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from xdsl.dialects.builtin import ModuleOp
+
+from sbpc import api
+from sbpc.dialects.units import parse_bytes
 from sbpc.passes.infer_sbp.cache import InferenceCache
 from sbpc.passes.infer_sbp.global_search.objective import PlanObjective, plan_objective
 from sbpc.passes.infer_sbp.global_search.problem import Builder, GlobalProblem, Pricer
-from sbpc.passes.infer_sbp.global_search.search import apply_solution, infer_module_global, parse_bytes
+from sbpc.passes.infer_sbp.global_search.search import apply_solution, infer_module_global
 from sbpc.passes.infer_sbp.infer_pass import InferSbpPass, functions, infer_module
 from sbpc.passes.solver.factor import FactorProblem, eliminate, min_budget, solve_mip
 from sbpc.runtime.random_programs import hierarchy_of, random_program, with_free_args
 from sbpc.tools.sbp_run import run_captured
-from xdsl.dialects.builtin import ModuleOp
-
-from sbpc import api
 
 SMALL_MESHES = {(2,), (3,), (2, 2)}
 

@@ -8,6 +8,9 @@ import random
 
 import numpy as np
 import pytest
+
+from bench.gen_gpt import gpt_stack
+from sbpc import api
 from sbpc.dialects.sbp import BROADCAST, split
 from sbpc.passes.cost.comm import plan_transition
 from sbpc.passes.infer_sbp.global_search import shared as global_shared
@@ -15,9 +18,6 @@ from sbpc.passes.infer_sbp.global_search.objective import plan_objective
 from sbpc.passes.infer_sbp.global_search.search import infer_module_global
 from sbpc.passes.solver.budget import lagrangian
 from sbpc.passes.solver.factor import FactorProblem, MemoryRow, eliminate, min_budget, solve_mip
-
-from bench.gen_gpt import gpt_stack
-from sbpc import api
 
 T = "!sbp.tensor<64x128xf32, @p"
 W = "!sbp.tensor<128x48xf32, @p, [S(1)]>"

@@ -21,10 +21,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from sbpc.tools.sbp_run import run_captured
 
 import sbpc
 from bench.gen_gpt import GptDims, gpt_inputs, gpt_stack, megatron_bytes, save_inputs
+from sbpc.tools.sbp_run import run_captured
 
 PIPELINE = "infer-sbp{{rule={rule}}},materialize-boxing,lower-boxing,spmdize"
 
@@ -117,9 +117,8 @@ def test_rule_global_with_free_weights_and_mem_beats_megatron_within_the_budget(
     the batch 8 ways where the budget allows, which fits and costs less than Megatron's plan, so
     that is what is asserted: within the budget, no more modelled time than the Megatron plan, at
     most its bytes, and the plan runs."""
-    from sbpc.passes.infer_sbp.global_search.objective import plan_objective
-
     from bench.bench_gpt_stack import mem_budget
+    from sbpc.passes.infer_sbp.global_search.objective import plan_objective
 
     dims = GptDims()
     mem = mem_budget(layers, dims)

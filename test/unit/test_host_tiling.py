@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from sbpc.dialects import dtypes
 from sbpc.lowering.ascendc.host_tiling_cpp import (
     HOST_ATTRS,

@@ -15,6 +15,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+
 from sbpc.tools.sbp_opt import main as opt_main
 from sbpc.tools.sbp_translate import main
 

@@ -9,6 +9,12 @@ from dataclasses import dataclass
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
+from xdsl.parser import Parser
+
 from sbpc.dialects.sbp import BROADCAST, nd_sbp, partial, split
 from sbpc.dialects.sharding import fits_shape
 from sbpc.dialects.signatures import SbpRule, swap_with_last_filter
@@ -16,11 +22,6 @@ from sbpc.passes.infer_sbp.cache import InferenceCache
 from sbpc.passes.infer_sbp.candidates import _fit_classes, axis_list, axis_lists, nd_candidates, nd_product
 from sbpc.passes.infer_sbp.infer_pass import infer_module
 from sbpc.tools.sbp_opt import register_dialects
-from xdsl.context import Context
-from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Operation
-from xdsl.parser import Parser
 
 _CTX = Context()
 register_dialects(_CTX)

@@ -5,13 +5,14 @@ import math
 
 import numpy as np
 import pytest
+from xdsl.context import Context
+from xdsl.parser import Parser
+
 from sbpc.dialects.sbp import BROADCAST, split
 from sbpc.dialects.sbp_ops import GeluOp, LayerNormOp
 from sbpc.dialects.signatures import LayerNormRule, SbpRule
 from sbpc.runtime import ops_numpy, ops_torch
 from sbpc.tools.sbp_opt import register_dialects
-from xdsl.context import Context
-from xdsl.parser import Parser
 
 PROGRAM = """
 sbp.placement @p "cpu" [0, 1]

@@ -8,6 +8,13 @@ import re
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from xdsl.context import Context
+from xdsl.dialects.builtin import Builtin, ModuleOp
+from xdsl.ir import Dialect
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.utils.exceptions import ParseError, VerifyException
+
 from sbpc.dialects.layout import (
     Layout,
     LayoutAttr,
@@ -28,12 +35,6 @@ from sbpc.dialects.layout_formats import (
     make_format,
     verify_format,
 )
-from xdsl.context import Context
-from xdsl.dialects.builtin import Builtin, ModuleOp
-from xdsl.ir import Dialect
-from xdsl.parser import Parser
-from xdsl.printer import Printer
-from xdsl.utils.exceptions import ParseError, VerifyException
 
 HIER = Layout(((2, 3), (2, 4)), ((1, 4), (2, 12)))
 

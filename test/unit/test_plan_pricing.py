@@ -11,6 +11,7 @@ import itertools
 import math
 
 import pytest
+
 from sbpc.dialects.collectives import COMM_KINDS, step_bytes_exact, step_kind
 from sbpc.dialects.sbp import BROADCAST, PartialAttr, SbpAttr, partial, split
 from sbpc.passes.cost.comm import (

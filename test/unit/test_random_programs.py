@@ -6,6 +6,7 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
 from sbpc.runtime.random_programs import random_program
 from sbpc.tools.sbp_run import pipeline_for, run_captured
 

@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
+
 from sbpc.tools import sbp_opt, sbp_run, sbp_translate
 
 ROOT = Path(__file__).resolve().parents[2]

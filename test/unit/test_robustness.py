@@ -35,6 +35,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
 from sbpc.tools.sbp_opt import main
 
 SEED_DIR = Path(__file__).parent / "fuzz_seeds"

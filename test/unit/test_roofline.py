@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from sbpc.dialects import dtypes
 from sbpc.lowering.ascendc.cpu.roofline import profile_launch
 from sbpc.lowering.ascendc.tiling import TensorView

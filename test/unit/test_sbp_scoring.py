@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from sbpc.passes.infer_sbp.oneflow_costs import FLT_MAX, VALID_MAX_COPY_COST
 from sbpc.passes.infer_sbp.scoring import _greedy_scan, _greedy_scan_exact
 

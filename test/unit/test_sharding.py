@@ -7,6 +7,7 @@ import math
 
 from hypothesis import given
 from hypothesis import strategies as st
+
 from sbpc.dialects.sbp import BROADCAST, SplitAttr, nd_sbp
 from sbpc.dialects.sharding import balanced_range, local_shape, max_local_shape
 from sbpc.passes.cost.comm import local_elements

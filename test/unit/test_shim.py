@@ -21,6 +21,7 @@ from pathlib import Path
 import ml_dtypes
 import numpy as np
 import pytest
+
 from sbpc.dialects import dtypes
 from sbpc.lowering.ascendc.cpu.runner import (
     COUNTER_NAMES,

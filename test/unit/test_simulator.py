@@ -12,6 +12,12 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
+from xdsl.parser import Parser
+from xdsl.passes import PassPipeline
+
 from sbpc.dialects.collectives import mesh_coords, step_bytes_exact, step_kind
 from sbpc.dialects.errors import OpError
 from sbpc.dialects.sbp import BROADCAST, PartialAttr, ReduceKind, SbpAttr, SplitAttr, partial, split
@@ -28,11 +34,6 @@ from sbpc.runtime.simulator import (
 )
 from sbpc.tools import sbp_run
 from sbpc.tools.sbp_opt import register_dialects
-from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Operation
-from xdsl.parser import Parser
-from xdsl.passes import PassPipeline
 
 BF16 = ml_dtypes.bfloat16
 

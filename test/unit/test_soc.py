@@ -8,6 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+
 from sbpc.lowering.ascendc import soc
 from sbpc.lowering.ascendc.tiling import TensorView, compute_tiling, get_soc
 

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from sbpc.dialects import dtypes
 from sbpc.lowering.ascendc.soc import SOCS, UB_BYTES, SocInfo
 from sbpc.lowering.ascendc.tiling import (

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from xdsl.context import Context
+
 from sbpc.dialects.sbp import BROADCAST, ReduceKind, partial, split
 from sbpc.runtime import ops_numpy, ops_torch
 from sbpc.runtime.random_programs import random_program
@@ -19,7 +21,6 @@ from sbpc.runtime.torch_backend import FAULT_ENV
 from sbpc.runtime.torch_conformance import check_cases, compile_case
 from sbpc.tools.sbp_opt import register_dialects
 from sbpc.tools.sbp_run import pipeline_for, run_captured
-from xdsl.context import Context
 
 ROOT = Path(__file__).resolve().parents[2]
 S0, S1, B, P, PMAX = split(0), split(1), BROADCAST, partial(), partial(ReduceKind.MAX)

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 import pytest
+
 from sbpc.tools import sbp_opt, sbp_run, sbp_translate
 
 pytestmark = pytest.mark.usefixtures("cached_plugin_discovery")

@@ -12,12 +12,6 @@ import io
 from pathlib import Path
 
 import pytest
-from sbpc.dialects import sbp_ops
-from sbpc.dialects.placement import PlacementOp, lookup_placement_named
-from sbpc.dialects.sbp import SbpPrinter
-from sbpc.dialects.verifier import ProgramVerifier, irdl_reads_classes_only
-from sbpc.passes.infer_sbp.infer_pass import InferSbpPass
-from sbpc.tools.sbp_opt import register_dialects
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, SymbolRefAttr, i64
@@ -25,6 +19,13 @@ from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import VerifyException
+
+from sbpc.dialects import sbp_ops
+from sbpc.dialects.placement import PlacementOp, lookup_placement_named
+from sbpc.dialects.sbp import SbpPrinter
+from sbpc.dialects.verifier import ProgramVerifier, irdl_reads_classes_only
+from sbpc.passes.infer_sbp.infer_pass import InferSbpPass
+from sbpc.tools.sbp_opt import register_dialects
 
 _CTX = Context()
 register_dialects(_CTX)

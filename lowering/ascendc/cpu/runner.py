@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
 from sbpc.lowering.ascendc.tiling import kernel_dtype
 
 __all__ = [

@@ -14,6 +14,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import SSAValue
+
 from sbpc.dialects.collective_ops import CollectiveOp
 from sbpc.dialects.errors import OpError
 from sbpc.dialects.flops import FlopModel
@@ -23,9 +27,6 @@ from sbpc.dialects.signatures import SbpRule
 from sbpc.passes.cost.compute import local_bytes, op_compute_s
 from sbpc.passes.infer_sbp.global_search.problem import Mesh, Pricer, mesh_of
 from sbpc.passes.infer_sbp.infer_pass import functions
-from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import SSAValue
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,9 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
+from xdsl.dialects import func
+from xdsl.ir import Operation, SSAValue
+
 from sbpc.dialects.collective_ops import CollectiveOp
 from sbpc.dialects.errors import OpError
 from sbpc.dialects.flops import FlopModel
@@ -42,6 +45,7 @@ from sbpc.dialects.sbp import BROADCAST, GlobalTensorType, NdSbpAttr, NdSbpPatte
 from sbpc.dialects.sbp_ops import BoxingOp, ToGlobalOp, describe_op
 from sbpc.dialects.sharding import fits_shape
 from sbpc.dialects.signatures import NdSig, SbpRule
+from sbpc.dialects.units import SECONDS_PER_US
 from sbpc.passes.cost.comm import DEFAULT_MODEL, CommModel, PlannerCache, placement_model, transition_time
 from sbpc.passes.cost.compute import DeviceFigures, device_figures, local_bytes, op_compute_s
 from sbpc.passes.infer_sbp.cache import CandidateList, InferenceCache, OpMeta, element_bytes, op_key_of
@@ -49,10 +53,6 @@ from sbpc.passes.infer_sbp.candidates import candidates
 from sbpc.passes.infer_sbp.global_search.shared import Shared
 from sbpc.passes.infer_sbp.infer_pass import check_hint
 from sbpc.passes.solver.factor import FactorProblem, MemoryRow
-from xdsl.dialects import func
-from xdsl.ir import Operation, SSAValue
-
-US = 1e-6
 
 
 @dataclass(frozen=True)
@@ -105,7 +105,7 @@ class Pricer:
         found = table.get((src, dst))
         if found is None:
             self.size += 1
-            found = table[src, dst] = US * transition_time(
+            found = table[src, dst] = SECONDS_PER_US * transition_time(
                 src, dst, ty.get_shape(), element_bytes(ty), mesh.hierarchy, mesh.model, self.planner)
         return found
 

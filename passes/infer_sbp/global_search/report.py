@@ -14,7 +14,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from xdsl.dialects.builtin import ModuleOp
+
 from sbpc.dialects.sbp import GlobalTensorType
+from sbpc.dialects.units import US_PER_SECOND
 from sbpc.passes.infer_sbp.cache import InferenceCache
 from sbpc.passes.infer_sbp.candidates import format_nd_sig
 from sbpc.passes.infer_sbp.global_search import shared as global_shared
@@ -24,9 +27,6 @@ from sbpc.passes.infer_sbp.global_search.search import FunctionResult, free_argu
 from sbpc.passes.infer_sbp.infer_pass import OpRecord
 from sbpc.passes.infer_sbp.report import human_bytes
 from sbpc.passes.infer_sbp.scoring import Candidate, Decision
-from xdsl.dialects.builtin import ModuleOp
-
-US = 1e6
 
 
 def global_records(
@@ -76,20 +76,21 @@ def _records(result: FunctionResult, differs: list[dict[str, Any]]) -> list[OpRe
         local = problem.local_costs(v, choice)
         chosen = choice[v]
         greedy = int(local.argmin())
-        candidates = [Candidate(sig, 0.0, 0.0, float(cost) * US) for sig, cost in zip(var.choices, local, strict=True)]
+        candidates = [Candidate(sig, 0.0, 0.0, float(cost) * US_PER_SECOND)
+                      for sig, cost in zip(var.choices, local, strict=True)]
         delta = float(local[chosen] - local[greedy])
         compute_delta = float(var.compute[chosen] - var.compute[greedy])
         in_types: tuple[GlobalTensorType, ...] = tuple([o.type for o in op.operands])  # type: ignore[misc]
-        record = OpRecord(op, Decision(candidates, var.choices[chosen], "", float(local[chosen]) * US),  # type: ignore[arg-type]
+        record = OpRecord(op, Decision(candidates, var.choices[chosen], "", float(local[chosen]) * US_PER_SECOND),  # type: ignore[arg-type]
                           in_types, tuple([t.nd_sbp for t in in_types]))  # type: ignore[misc]
         if delta > 0:
             best = format_nd_sig(var.choices[greedy])  # type: ignore[arg-type]
-            record.decision.reason = (f"whole-program optimum; locally {best} would be {delta * US:.3f} us cheaper, "
-                                      "and the program dearer")
+            record.decision.reason = (f"whole-program optimum; locally {best} would be "
+                                      f"{delta * US_PER_SECOND:.3f} us cheaper, and the program dearer")
             differs.append({"op": record.description, "chosen": format_nd_sig(var.choices[chosen]),  # type: ignore[arg-type]
-                            "best_local": best, "local_extra_us": round(delta * US, 6),
-                            "compute_extra_us": round(compute_delta * US, 6),
-                            "comm_extra_us": round((delta - compute_delta) * US, 6)})
+                            "best_local": best, "local_extra_us": round(delta * US_PER_SECOND, 6),
+                            "compute_extra_us": round(compute_delta * US_PER_SECOND, 6),
+                            "comm_extra_us": round((delta - compute_delta) * US_PER_SECOND, 6)})
         else:
             record.decision.reason = "whole-program optimum (also the best local choice)"
         records.append(record)
@@ -100,12 +101,13 @@ def render_global(section: dict[str, Any]) -> list[str]:
     """The text lines of the `global` section."""
     budget = section["mem_budget"]
     lines = [
-        f"global: objective {section['objective_s'] * US:.3f} us = compute {section['compute_s'] * US:.3f} us "
-        f"+ communication {section['comm_s'] * US:.3f} us; memory {section['memory_bytes']} bytes "
+        f"global: objective {section['objective_s'] * US_PER_SECOND:.3f} us = "
+        f"compute {section['compute_s'] * US_PER_SECOND:.3f} us "
+        f"+ communication {section['comm_s'] * US_PER_SECOND:.3f} us; memory {section['memory_bytes']} bytes "
         f"({human_bytes(section['memory_bytes'])}) per device, budget "
         + ("none" if budget is None else f"{budget} bytes ({human_bytes(budget)})"),
         f"global: solver {section['solver']} in {section['solve_s']:.3f} s; lower bound "
-        f"{section['lower_bound_s'] * US:.3f} us, gap {section['gap'] * 100:.4f} %",
+        f"{section['lower_bound_s'] * US_PER_SECOND:.3f} us, gap {section['gap'] * 100:.4f} %",
     ]
     lines.extend(f"global: free argument {name} = {sbp}" for name, sbp in section["free_args"].items())
     lines.extend(f"global: {value}'s shared boxing has no exact factor (it would exceed "

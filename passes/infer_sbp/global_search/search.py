@@ -18,36 +18,26 @@ after it, given the pass's cache, solve each function once: the second applies t
 from __future__ import annotations
 
 import dataclasses
-import re
 import time
 from dataclasses import dataclass, field
 from io import StringIO
 
 import numpy as np
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.rewriter import Rewriter
+
 from sbpc.dialects.collective_ops import CollectiveOp
 from sbpc.dialects.errors import OpError
 from sbpc.dialects.placement import PlacementOp
 from sbpc.dialects.sbp import GlobalTensorType, NdSbpAttr, SbpPrinter, SignatureAttr
 from sbpc.dialects.sbp_ops import BoxingOp, ToGlobalOp
+from sbpc.dialects.units import human_bytes
 from sbpc.passes.infer_sbp.cache import InferenceCache
 from sbpc.passes.infer_sbp.global_search.problem import Builder, GlobalProblem, Pricer
 from sbpc.passes.infer_sbp.infer_pass import check_explicit, functions
 from sbpc.passes.solver.budget import Dual, close_gap, lagrangian, solve
 from sbpc.passes.solver.factor import FactorProblem, Solution, eliminate, min_budget
-from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp
-from xdsl.rewriter import Rewriter
-
-_UNITS = {"": 1, "B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}
-_BYTES = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*(B|KiB|MiB|GiB)?\s*")
-
-
-def parse_bytes(text: str) -> int:
-    """`4096`, `64MiB`, `1.5GiB` -> bytes; ValueError otherwise."""
-    found = _BYTES.fullmatch(text)
-    if found is None:
-        raise ValueError(f"mem={text} is not a size (write bytes, or a number with KiB, MiB or GiB)")
-    return int(float(found.group(1)) * _UNITS[found.group(2) or ""])
 
 
 @dataclass
@@ -89,8 +79,6 @@ def search_function(f: func.FuncOp, cache: InferenceCache, pricer: Pricer, budge
         else:
             solution = solve(factors, None if budget is None else float(budget))
         if solution is None:
-            from sbpc.passes.infer_sbp.report import human_bytes
-
             smallest = min_budget(factors)
             raise OpError(
                 f, f"func.func @{f.sym_name.data}: mem={budget} bytes ({human_bytes(budget or 0)}) is too small; the "

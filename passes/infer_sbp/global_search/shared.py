@@ -30,9 +30,10 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
+from xdsl.ir import SSAValue
+
 from sbpc.dialects.sbp import NdSbpAttr
 from sbpc.passes.solver.factor import CoverForm
-from xdsl.ir import SSAValue
 
 MAX_SHARED_TABLE = 1_000_000
 """The largest factor (full-domain entries) a shared value gets; beyond it, per-edge charging."""
