@@ -3,7 +3,7 @@
 Figures from reference/ascendc.md §3: AIV cores 48 on 910B1/B2 and 910_93 (24 AIC), 40 on 910B3/B4
 (20 AIC); 192 KiB of UB per AIV core; UB operands 32-byte aligned; 256 bytes per vector repeat;
 HBM ~1.6 TB/s nominal; a kernel launch costs ~2 µs. The tiling (`lowering/ascendc/tiling.py`), the printer
-and the host TilingFunc (`lowering/ascendc/host_tiling_cpp.py`, `lowering/ascendc/kernel_template.py`), the runtime
+(`lowering/ascendc/kernel_template.py`), the host TilingFunc's table (`lowering/ascendc/host_table.py`), the runtime
 (`lowering/ascendc/cpu/runner.py`) and the benchmarks read this table. The C++ shims read it through
 two headers generated from it, `lowering/ascendc/cpu/shim/sbp_shim/soc.h` (device: UB size, block and repeat
 bytes) and `lowering/ascendc/cpu/host_shim/platform/soc_table.h` (host: every SoC's platform figures);

@@ -1,8 +1,10 @@
 """Host tiling of the Ascend C fmod kernels (FmodTensor / FmodScalar), pure Python, no IR.
 
-`compute_tiling(self, other, out, dtype, soc)` returns the `FmodTiling` the host TilingFunc
-(`lowering/ascendc/host_tiling_cpp.py`, C++) computes for the same inputs; `test/unit/test_host_tiling.py`
-checks the two agree field by field. The rules (docs/ascendc_design.md "Tiling"), and why:
+`compute_tiling(self, other, out, dtype, soc)` returns the `FmodTiling` of one fmod call: the one
+implementation of the tiling. The host TilingFunc of an emitted project looks its inputs up in a table of
+these results (`lowering/ascendc/host_table.py`); `test/unit/test_host_tiling.py` checks it gives them field
+by field. The figures are `tiling_budget.py`'s, rule 8 is `tiling_blocked.py`. The rules (docs/ascendc_design.md
+"Tiling"), and why:
 
 1. Coalesce (in `lowering/ascendc/tiling_views.py`, with rule 2 and rule 7's rounding). `other` is broadcast
    to self's rank (stride 0 on broadcast dims), size-1 dims are dropped and adjacent dims i, i+1 are
@@ -72,7 +74,21 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sbpc.lowering.ascendc.soc import ALIGN_BYTES, DEFAULT_SOC, SocInfo
+from sbpc.lowering.ascendc.soc import DEFAULT_SOC, SocInfo
+from sbpc.lowering.ascendc.tiling_blocked import blocked_gathers, blocked_tiling
+from sbpc.lowering.ascendc.tiling_budget import (  # noqa: F401 (re-exported: the tiling's figures)
+    CAST_TEMP_BYTES,
+    F32_TEMP_BYTES,
+    GATHER_TABLE_BYTES,
+    MAX_BLOCK_COUNT,
+    MIN_BYTES_PER_CORE,
+    OTHER_TRAFFIC_SHARE,
+    STRIDED_RUN_CHUNK,
+    STRIDED_RUN_UB_BYTES,
+    TILE_ALIGN_ELEMS,
+    U32_MAX,
+    ub_bytes_per_elem,
+)
 from sbpc.lowering.ascendc.tiling_data import FMOD_TILING_FIELDS, MAX_DIMS, pack_tiling
 from sbpc.lowering.ascendc.tiling_views import (  # noqa: F401 (re-exported: the tiling's names)
     UB_RESERVED_BYTES,
@@ -90,28 +106,9 @@ from sbpc.lowering.ascendc.tiling_views import (  # noqa: F401 (re-exported: the
     select_tiling_key,
 )
 
-MIN_BYTES_PER_CORE = 4096
-TILE_ALIGN_ELEMS = 64
-F32_TEMP_BYTES = 4
-"""fp32 temporaries per tile element when T is f32: q."""
-CAST_TEMP_BYTES = 12
-"""fp32 temporaries per tile element when T is cast to fp32: x32, y32, q."""
-OTHER_TRAFFIC_SHARE = 40
-"""Key 2, split by flat ranges: every core may read all of `other` (up to two runs of it), so cores are
-capped at about 2N / (40 |other|): that extra traffic stays under 5% of N. A row broadcast whose cap
-leaves cores idle is split by columns instead (`colBlock`): each core reads its slice of `other` once."""
 _I64_MAX = (1 << 63) - 1
-U32_MAX = (1 << 32) - 1
 
 # --- the tiling ------------------------------------------------------------------------------------------
-
-
-GATHER_TABLE_BYTES = 4
-"""A uint32 byte offset per tile element: the Gather offset table of a blocked operand."""
-STRIDED_RUN_CHUNK = 256
-"""Rule 9: elements of a strided run one DataCopyPad moves (a multiple of every dtype's 32-byte block)."""
-STRIDED_RUN_UB_BYTES = STRIDED_RUN_CHUNK * (ALIGN_BYTES + GATHER_TABLE_BYTES)
-"""Rule 9's UB: the chunk (each element may land in its own 32-byte block) and its Gather offsets."""
 
 
 def strided_runs(key: int, c: Coalesced) -> bool:
@@ -120,15 +117,6 @@ def strided_runs(key: int, c: Coalesced) -> bool:
         return False
     other_inner = c.other_strides[-1] if key == 4 and c.other_strides is not None else 0
     return c.self_strides[-1] != 1 or other_inner not in (0, 1) or c.out_strides[-1] != 1
-
-
-def ub_bytes_per_elem(dtype: str, buffer_num: int, key: int = 0, gathered: int = 0) -> int:
-    """UB bytes per tile element: x, y, out queues in T x bufferNum, the fp32 temporaries, for key 2
-    the cache of the last `other` run, and per gathered (blocked) input its reordered tile and table."""
-    t = kernel_dtype(dtype)
-    temporaries = F32_TEMP_BYTES if t.cast_up is None else CAST_TEMP_BYTES
-    return (buffer_num * 3 * t.size + temporaries + (t.size if key == 2 else 0)
-            + gathered * (t.size + GATHER_TABLE_BYTES))  # fmt: skip
 
 
 def _pad8(vals: Sequence[int]) -> tuple[int, ...]:
@@ -187,8 +175,6 @@ class FmodTiling:
     def bytes_per_elem(self) -> int:
         if not self.bufferNum:
             return 0
-        from sbpc.lowering.ascendc.tiling_blocked import blocked_gathers  # builds on this module's helpers
-
         k = self.dimNum
         scalar = self.is_scalar
         gathered = blocked_gathers(self.shape[:k], self.outStride[:k], self.gatherDim, scalar) if self.tileRows else 0
@@ -335,8 +321,6 @@ def compute_tiling(
         "outOffset": out.offset if key >= 3 else 0,
     }
     if key >= 3:
-        from sbpc.lowering.ascendc.tiling_blocked import blocked_tiling  # builds on this module's helpers
-
         blocked = blocked_tiling(c, other_view is None, dtype, info)
         if blocked is not None:
             return FmodTiling(tilingKey=key, colBlock=0, **blocked, **views, **common)
@@ -400,10 +384,6 @@ def compute_tiling(
         **views,
         **common,
     )
-
-
-MAX_BLOCK_COUNT = 4095
-"""A2: the most blocks (rows) one DataCopyPad moves; a column-split tile holds at most this many rows."""
 
 
 def _column_block(

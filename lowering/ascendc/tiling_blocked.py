@@ -2,8 +2,8 @@
 
 `blocked_tiling(c, scalar, dtype, soc)` returns the FmodTiling fields of a coalesced problem that moves by
 blocks (None otherwise); `block_mode` is how one operand moves a block, as the kernel (`BlockMode`,
-`lowering/ascendc/kernel_template_blocked.py`) and the host TilingFunc (`lowering/ascendc/host_tiling_blocked_cpp.py`)
-classify it. A module of its own only to keep tiling.py readable; the rule is documented there.
+`lowering/ascendc/kernel_template_blocked.py`) classifies it. A module of its own to keep tiling.py readable
+(the rule is documented there); it builds on `tiling_views` and `tiling_budget`, below tiling.py.
 """
 
 from __future__ import annotations
@@ -12,18 +12,20 @@ import math
 from collections.abc import Sequence
 
 from sbpc.lowering.ascendc.soc import SocInfo
-from sbpc.lowering.ascendc.tiling import (
+from sbpc.lowering.ascendc.tiling_budget import (
     MAX_BLOCK_COUNT,
     MIN_BYTES_PER_CORE,
     TILE_ALIGN_ELEMS,
     U32_MAX,
+    ub_bytes_per_elem,
+)
+from sbpc.lowering.ascendc.tiling_views import (
     UB_RESERVED_BYTES,
     Coalesced,
     align_down,
     align_up,
     ceil_div,
     kernel_dtype,
-    ub_bytes_per_elem,
 )
 
 
@@ -31,7 +33,7 @@ def block_mode(sp: int, sc: int, rows: int, cols: int) -> str | None:
     """How an operand with stride `sp` along gatherDim and `sc` along the innermost dim moves a block
     (rule 8): "row" (one strided DMA of rows), "col" (of columns, then Gather), "brow" / "bcol" (a row or
     column broadcast: one block, then Gather), "const" (one element, then Gather); None: not by blocks.
-    The kernel (`BlockMode`) and the host TilingFunc classify the same way."""
+    The kernel (`BlockMode`) classifies the same way."""
     if sc == 1 and sp >= cols:
         return "row"
     if sp == 1 and sc >= rows:

@@ -3,10 +3,9 @@
 `FMOD_TILING_FIELDS` is the one list of the struct's fields (docs/ascendc_design.md "TilingData").
 From it come the byte layout (C's natural alignment, declaration order, tail padding to the largest
 alignment, which is what `register/tilingdata_base.h` produces on both sides), packing and unpacking
-(what SaveToBuffer writes and GET_TILING_DATA reads), and the C++ texts: the
-`BEGIN_TILING_DATA_DEF` header shared by the host TilingFunc and the kernel, the host TilingFunc's
-`Result` struct and its `set_<field>()` calls (`lowering/ascendc/host_tiling_cpp.py`). The numbers that fill
-the fields are `lowering/ascendc/tiling.py`'s.
+(what SaveToBuffer writes and GET_TILING_DATA reads), and the `BEGIN_TILING_DATA_DEF` header shared by
+the host TilingFunc and the kernel (the TilingFunc's table rows and `set_<field>()` calls are
+`lowering/ascendc/host_table.py`'s). The numbers that fill the fields are `lowering/ascendc/tiling.py`'s.
 """
 
 from __future__ import annotations
@@ -192,21 +191,3 @@ def tiling_header(
             "",
         ]
     )
-
-
-def cpp_members(defaults: Mapping[str, str], array_length: str, fields: Fields = FMOD_TILING_FIELDS) -> str:
-    """One initialised C++ member per field (`  uint64_t totalLength = 0;`, arrays `[array_length] = {}`);
-    `defaults` overrides a scalar's initialiser."""
-    lines = []
-    for name, ctype, n in fields:
-        if n:
-            lines.append(f"  {ctype} {name}[{array_length}] = {{}};")
-        else:
-            zero = "0.0f" if ctype == "float" else "0"
-            lines.append(f"  {ctype} {name} = {defaults.get(name, zero)};")
-    return "\n".join(lines)
-
-
-def cpp_setters(target: str, source: str, fields: Fields = FMOD_TILING_FIELDS) -> str:
-    """`  <target>.set_<field>(<source>.<field>);` for every field."""
-    return "\n".join(f"  {target}.set_{name}({source}.{name});" for name, _, _ in fields)

@@ -37,6 +37,7 @@ from sbpc.dialects.errors import OpError
 from sbpc.dialects.layout import LayoutAttr
 from sbpc.dialects.placement import PlacementOp, lookup_placement_named
 from sbpc.dialects.sbp_ops import FmodOp, FmodScalarOp, describe_op
+from sbpc.lowering.ascendc.host_table import TilingCase, program_cases
 from sbpc.lowering.ascendc.soc import DEFAULT_SOC, SocName
 from sbpc.lowering.ascendc.tiling import TensorView, compute_tiling
 
@@ -145,6 +146,49 @@ def rank_count(f: func.FuncOp, module: ModuleOp) -> int:
     return len(first.get_ranks()) if first is not None else 1
 
 
+def rank_views(
+    op: Operation, self_v: SSAValue, other_v: SSAValue | None, result: SSAValue, ranks: int
+) -> list[tuple[TensorView, TensorView | None, TensorView]]:
+    """Each rank's (self, other or None for a scalar, out) views: local shapes at the types' layouts."""
+    self_shapes = _rank_shapes(op, self_v, ranks)
+    out_shapes = _rank_shapes(op, result, ranks)
+    other_shapes = _rank_shapes(op, other_v, ranks) if other_v is not None else None
+    return [
+        (
+            _view(self_v, self_shapes[r]),
+            _view(other_v, other_shapes[r]) if other_v is not None and other_shapes is not None else None,
+            _view(result, out_shapes[r]),
+        )
+        for r in range(ranks)
+    ]
+
+
+def launch_cases(launch: ascendc.LaunchOp) -> list[TilingCase]:
+    """The tiling cases of a launch's ranks on every platform (`host_table.program_cases`): its operands'
+    views as `lower` tiled them, the scalar as the rank's tiling holds it (rounded to the dtype)."""
+    ty = launch.args[0].type
+    assert isinstance(ty, TensorType)
+    elt = dtypes.of_xdsl(ty.element_type)
+    if elt is None or not elt.fmod_kernel:
+        raise OpError(launch, f"ascendc.launch: fmod kernels support {dtypes.FMOD_KERNEL_SUPPORT}")
+    other_v = launch.args[1] if len(launch.args) > 1 else None
+    tilings = launch.tilings.data
+    cases: list[TilingCase] = []
+    for (self_view, other_view, out_view), tiling in zip(
+        rank_views(launch, launch.args[0], other_v, launch.result, len(tilings)), tilings, strict=True
+    ):
+        other: TensorView | float = other_view if other_view is not None else _tiling_scalar(tiling)
+        cases += program_cases(self_view, other, out_view, elt.name)
+    return cases
+
+
+def _tiling_scalar(tiling: DictionaryAttr) -> float:
+    scalar = tiling.data.get("scalarOther")
+    if not isinstance(scalar, FloatAttr):
+        raise ValueError("ascendc.launch of a scalar kernel: a rank's tiling has no scalarOther")
+    return float(scalar.value.data)
+
+
 @dataclass(frozen=True)
 class LowerToAscendcPass(ModulePass):
     """Lower local fmod ops to launches of tiled Ascend C kernels. Option: `soc=ascend910b`."""
@@ -174,18 +218,11 @@ class LowerToAscendcPass(ModulePass):
         if elt is None or not elt.fmod_kernel:
             raise OpError(target, f"{describe_op(target)}: fmod kernels support {dtypes.FMOD_KERNEL_SUPPORT}")
         dtype = elt.name
-        self_shapes = _rank_shapes(target, self_v, ranks)
-        out_shapes = _rank_shapes(target, target.result, ranks)
-        other_shapes = _rank_shapes(target, target.other, ranks) if isinstance(target, FmodOp) else None
+        other_v = target.other if isinstance(target, FmodOp) else None
         tilings: list[DictionaryAttr] = []
-        for r in range(ranks):
-            self_view = _view(self_v, self_shapes[r])
-            out_view = _view(target.result, out_shapes[r])
-            if isinstance(target, FmodOp):
-                assert other_shapes is not None
-                other: TensorView | float | int = _view(target.other, other_shapes[r])
-            else:
-                other = _scalar_value(target.other)
+        views = rank_views(target, self_v, other_v, target.result, ranks)
+        for r, (self_view, other_view, out_view) in enumerate(views):
+            other = other_view if other_view is not None else _scalar_value(target.other)  # type: ignore[arg-type]
             try:
                 tiling = compute_tiling(self_view, other, out_view, dtype, self.soc)
             except ValueError as error:

@@ -1,14 +1,18 @@
-"""The C++ host TilingFunc (ascendc/host_tiling_cpp.py) against lowering/ascendc/tiling.py, through the host shim.
+"""The emitted C++ host TilingFunc against lowering/ascendc/tiling.py, through the host shim.
 
-One driver binary (g++ -std=c++17 -Wall -Werror, cached by source hash) links the FmodTensor and
-FmodScalar op_host sources (TilingFunc + OpDef, found through OP_ADD's registry) and reads every case
-from stdin; each case fills a gert::TilingContext (shapes, dtypes, stride/offset/scalar attributes,
-platform cores and UB) and prints the tiling key, block dim, workspace sizes and raw tiling bytes, which
-are decoded and compared with `compute_tiling(...).fields()`. All cases go through one process run.
+The TilingFunc holds a table of the Python tiling's results (`lowering/ascendc/host_table.py`). One driver
+binary (g++ -std=c++17 -Wall -Werror, cached by source hash) links the FmodTensor and FmodScalar op_host
+sources, emitted with a table of every case of this file (TilingFunc + OpDef, found through OP_ADD's
+registry), and reads cases from stdin; each case fills a gert::TilingContext (shapes, dtypes,
+stride/offset/scalar attributes, platform cores and UB) and prints the tiling key, block dim, workspace
+sizes and raw tiling bytes, which are decoded and compared with `compute_tiling(...).fields()`: the
+TilingFunc must give exactly the Python tiling for every case, fail where Python raises, and fail (with
+a message naming the operands) for operands the table was not made for.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import math
 import os
@@ -24,6 +28,7 @@ import numpy as np
 import pytest
 
 from sbpc.dialects import dtypes
+from sbpc.lowering.ascendc.host_table import TilingCase, f32_bits
 from sbpc.lowering.ascendc.host_tiling_cpp import (
     HOST_ATTRS,
     attr_index,
@@ -183,9 +188,9 @@ int main() {
 """
 
 
-def _op_source(op: str) -> str:
-    """The host source `sbp-translate` emits (`op_host/<op>.cpp`)."""
-    return host_source(snake_name(op), op)
+def _op_source(op: str, cases: list[Case]) -> str:
+    """The host source `sbp-translate` emits (`op_host/<op>.cpp`), its table made for `cases`."""
+    return host_source(snake_name(op), op, [c.tiling_case() for c in cases if c.op == op])
 
 
 def _shim_files() -> list[Path]:
@@ -197,12 +202,13 @@ def _cache_base() -> Path:
     return Path(os.environ.get("SBPC_CACHE_DIR", Path(tempfile.gettempdir()) / "sbpc-cache"))
 
 
-def build_driver() -> Path:
-    """Compile the driver once per distinct source/shim/flags/compiler; return the binary's path."""
+def build_driver(cases: list[Case]) -> Path:
+    """Compile the driver, with a table made for `cases`, once per distinct source/shim/flags/compiler;
+    return the binary's path."""
     sources = {
         "main.cpp": DRIVER_MAIN,
-        "fmod_tensor_host.cpp": _op_source("FmodTensor"),
-        "fmod_scalar_host.cpp": _op_source("FmodScalar"),
+        "fmod_tensor_host.cpp": _op_source("FmodTensor", cases),
+        "fmod_scalar_host.cpp": _op_source("FmodScalar", cases),
         "fmod_tensor_tiling.h": tiling_data_header("FmodTensor"),
         "fmod_scalar_tiling.h": tiling_data_header("FmodScalar"),
     }
@@ -230,11 +236,6 @@ def build_driver() -> Path:
     return binary
 
 
-@pytest.fixture(scope="module")
-def driver() -> Path:
-    return build_driver()
-
-
 # --- cases -----------------------------------------------------------------------------------------------
 
 
@@ -250,6 +251,9 @@ class Case:
     stride_modes: tuple[int, int, int]  # per view: 0 absent, 1 empty list, 2 explicit (only for row-major 0/1)
     offset_flags: tuple[bool, bool, bool]
     other_dtype: str | None = None  # a mismatching dtype for other (C++ must fail; no Python counterpart)
+
+    def tiling_case(self) -> TilingCase:
+        return TilingCase(self.self_view, self.other, self.out_view, self.dtype, SocInfo("t", self.cores, self.ub))
 
     def python(self) -> dict | None:
         if self.other_dtype is not None:
@@ -418,9 +422,13 @@ def special_cases() -> list[Case]:
 
 
 def run_driver(driver: Path, lines: list[str]) -> list[str]:
+    return _run(driver, lines).stdout.splitlines()
+
+
+def _run(driver: Path, lines: list[str]) -> subprocess.CompletedProcess[str]:
     res = subprocess.run([str(driver)], input="\n".join(lines) + "\n", capture_output=True, text=True, timeout=300)
     assert res.returncode == 0, res.stderr
-    return res.stdout.splitlines()
+    return res
 
 
 def _same(a, b) -> bool:
@@ -431,13 +439,15 @@ def _same(a, b) -> bool:
     return a == b
 
 
-def check_cases(driver: Path, cases: list[Case]) -> tuple[int, int]:
+def check_cases(driver: Path, cases: list[Case], in_table: bool = True) -> tuple[int, int]:
+    """(accepted, failed) of `cases`, each checked against Python; `in_table` False: the table was not
+    made for them, so every one must fail."""
     out = run_driver(driver, [c.line() for c in cases])
     assert len(out) == len(cases)
     size = tiling_size()
     ok = fail = 0
     for case, line in zip(cases, out, strict=True):
-        want = case.python()
+        want = case.python() if in_table else None
         tok = line.split()
         if want is None:
             assert tok == ["FAIL"], f"C++ accepted what Python rejects: {case}\n{line}"
@@ -455,20 +465,6 @@ def check_cases(driver: Path, cases: list[Case]) -> tuple[int, int]:
             assert _same(got[name], value), f"{name}: C++ {got[name]!r} != Python {value!r} for {case}"
         ok += 1
     return ok, fail
-
-
-def test_driver_describes_the_opdefs(driver):
-    out = run_driver(driver, ["DESCRIBE FmodTensor", "DESCRIBE FmodScalar"])
-    for op, line in zip(("FmodTensor", "FmodScalar"), out, strict=True):
-        attrs = [tuple(t.split(":")[1:]) for t in line.split() if t.startswith("attr:")]
-        assert attrs == list(HOST_ATTRS[op])
-        assert "soc:ascend910b" in line and "soc:ascend910_93" in line
-        assert ("in:other" in line) == (op == "FmodTensor")
-
-
-def test_special_cases_match_python(driver):
-    ok, fail = check_cases(driver, special_cases())
-    assert (ok, fail) == (63, 28)
 
 
 def blocked_cases() -> list[Case]:
@@ -523,6 +519,61 @@ def strided_run_cases() -> list[Case]:
     return cases
 
 
+def random_cases() -> list[Case]:
+    rng = random.Random(20240605)
+    return [random_case(rng) for _ in range(1500)]
+
+
+def _scalar_values() -> list[float]:
+    """float32 scalars: random bits and the rounding edges of f16 / bf16 (ties, subnormal and overflow
+    boundaries, around 2^-25)."""
+    rng = np.random.default_rng(7)
+    bits = np.concatenate(
+        [
+            rng.integers(0, 1 << 32, 150, dtype=np.uint64),
+            np.arange(0x33000000 - 4, 0x33000000 + 4),  # around 2^-25
+            np.arange(0x387FC000, 0x38804000, 1997),  # the half normal/subnormal boundary
+            np.arange(0x477FE000, 0x47800000, 1031),  # the half overflow boundary
+            (rng.integers(0, 1 << 16, 20, dtype=np.uint64) << 16) | 0x8000,  # bf16 ties
+            (rng.integers(0x1C400, 0x23C00, 20, dtype=np.uint64) << 13) | 0x1000,  # half ties (normal range)
+        ]
+    ).astype(np.uint32)
+    return [float(v) for v in bits.view(np.float32)]
+
+
+SCALAR_VIEW = TensorView.row_major((3,))
+
+
+def scalar_cases() -> list[Case]:
+    none = (False, False, False)
+    return [Case("FmodScalar", dt, 48, UB, SCALAR_VIEW, v, SCALAR_VIEW, (2, 2, 2), none)
+            for dt in DT_ENUM for v in _scalar_values()]  # fmt: skip
+
+
+def table_cases() -> list[Case]:
+    """Every case the driver's table is made for."""
+    return special_cases() + blocked_cases() + strided_run_cases() + random_cases() + scalar_cases()
+
+
+@pytest.fixture(scope="module")
+def driver() -> Path:
+    return build_driver(table_cases())
+
+
+def test_driver_describes_the_opdefs(driver):
+    out = run_driver(driver, ["DESCRIBE FmodTensor", "DESCRIBE FmodScalar"])
+    for op, line in zip(("FmodTensor", "FmodScalar"), out, strict=True):
+        attrs = [tuple(t.split(":")[1:]) for t in line.split() if t.startswith("attr:")]
+        assert attrs == list(HOST_ATTRS[op])
+        assert "soc:ascend910b" in line and "soc:ascend910_93" in line
+        assert ("in:other" in line) == (op == "FmodTensor")
+
+
+def test_special_cases_match_python(driver):
+    ok, fail = check_cases(driver, special_cases())
+    assert (ok, fail) == (63, 28)
+
+
 def test_strided_run_cases_match_python(driver):
     ok, fail = check_cases(driver, strided_run_cases())
     assert (ok, fail) == (8 * len(DT_ENUM), 8 * len(DT_ENUM))  # the 12000-byte UB cannot hold the chunk
@@ -537,35 +588,67 @@ def test_blocked_cases_match_python(driver):
 
 
 def test_random_cases_match_python(driver):
-    rng = random.Random(20240605)
-    cases = [random_case(rng) for _ in range(1500)]
+    cases = random_cases()
     ok, fail = check_cases(driver, cases)
     assert ok >= 1000, (ok, fail)
     keys = {c.python()["key"] for c in cases if c.python() is not None}  # type: ignore[index]
     assert keys == {0, 1, 2, 3, 4}
 
 
-def test_scalar_rounding_matches_numpy(driver):
-    """Many float32 scalars rounded to f16 / bf16 / i16 by the C++ bit code equal numpy's rounding."""
-    rng = np.random.default_rng(7)
-    bits = np.concatenate(
-        [
-            rng.integers(0, 1 << 32, 2000, dtype=np.uint64),
-            np.arange(0x33000000 - 40, 0x33000000 + 40),  # around 2^-25
-            np.arange(0x387FC000, 0x38804000, 97),  # the half normal/subnormal boundary
-            np.arange(0x477FE000, 0x47800000, 131),  # the half overflow boundary
-            (rng.integers(0, 1 << 16, 300, dtype=np.uint64) << 16) | 0x8000,  # bf16 ties
-            (rng.integers(0x1C400, 0x23C00, 300, dtype=np.uint64) << 13) | 0x1000,  # half ties (normal range)
-        ]
-    ).astype(np.uint32)
-    vals = [float(v) for v in bits.view(np.float32)]
-    cases = []
-    for dt in ("f16", "bf16", "i16", "f32"):
-        for v in vals[:: 1 if dt != "f32" else 10]:
-            rm = TensorView.row_major((3,))
-            cases.append(Case("FmodScalar", dt, 48, 196608, rm, v, rm, (2, 2, 2), (False, False, False)))
-    ok, _ = check_cases(driver, cases)
-    assert ok > 5000
+def test_scalar_key_takes_the_programs_value_or_it_rounded(driver):
+    """FmodScalar's row matches the Float attribute as the program gave it (float32) and as the aclnn layer
+    passes it (rounded to the dtype), both giving Python's scalarOther; any other value has no row."""
+    cases = [c for c in scalar_cases() if c.python() is not None]
+    ok, fail = check_cases(driver, cases)
+    assert (ok, fail) == (len(cases), 0)
+    rounded = [dataclasses.replace(c, other=c.python()["fields"]["scalarOther"]) for c in cases]  # type: ignore[index]
+    out = run_driver(driver, [c.line() for c in rounded])
+    for case, want, line in zip(rounded, cases, out, strict=True):
+        tok = line.split()
+        assert tok[0] == "OK", case
+        got = unpack_tiling(bytes.fromhex(tok[-1]))["scalarOther"]
+        assert _same(got, want.python()["fields"]["scalarOther"]), case  # type: ignore[index]
+    accepted = {(c.dtype, f32_bits(c.other)) for c in cases + rounded}  # type: ignore[arg-type]
+    others = []
+    for case in cases:
+        bits = f32_bits(case.other) ^ 1  # type: ignore[arg-type]
+        if (case.dtype, bits) not in accepted:
+            others.append(dataclasses.replace(case, other=struct.unpack("<f", struct.pack("<I", bits))[0]))
+    assert len(others) > len(cases) // 2
+    assert check_cases(driver, others, in_table=False) == (0, len(others))
+
+
+def missing_cases() -> list[Case]:
+    """Valid operands the table was not made for: another length, another platform, transposed strides,
+    an offset, another dtype, another scalar."""
+    rm = TensorView.row_major
+    f2, yes = (2, 2, 2), (True, True, True)
+    return [
+        Case("FmodScalar", "f32", 48, UB, rm((11,)), 2.0, rm((11,)), f2, yes),
+        Case("FmodScalar", "f32", 13, UB, rm((10,)), 2.0, rm((10,)), f2, yes),
+        Case("FmodScalar", "f32", 48, UB, rm((10,)), 2.25, rm((10,)), f2, yes),
+        Case("FmodTensor", "f16", 48, UB, rm((7, 301)), rm((301,)), rm((7, 301)), f2, yes),
+        Case("FmodTensor", "f16", 48, UB, TensorView((7, 300), (1, 7)), rm((300,)), rm((7, 300)), f2, yes),
+        Case("FmodTensor", "f16", 48, UB, rm((7, 300), 5), rm((300,)), rm((7, 300)), f2, yes),
+        Case("FmodTensor", "f32", 48, UB, rm((7, 300)), rm((300,)), rm((7, 300)), f2, yes),
+    ]
+
+
+def test_operands_without_a_row_fail_naming_them(driver):
+    cases = missing_cases()
+    table = {case.tiling_case() for case in table_cases()}
+    assert all(c.python() is not None and c.tiling_case() not in table for c in cases)
+    res = _run(driver, [c.line() for c in cases])
+    assert res.stdout.split() == ["FAIL"] * len(cases)
+    messages = res.stderr.splitlines()
+    assert len(messages) == len(cases)
+    assert messages[0].startswith("FmodScalar TilingFunc: no tiling for dtype 0 on 48 AIV cores")
+    assert "self shape [11] strides [1] offset 0" in messages[0]
+    assert "on 13 AIV cores with 196608 bytes of UB" in messages[1]
+    assert "scalar 2.25 (bits 0x40100000)" in messages[2]
+    assert "other shape [301] strides [1] offset 0" in messages[3]
+    assert "self shape [7, 300] strides [1, 7]" in messages[4] and "offset 5" in messages[5]
+    assert all("emit the project again" in m for m in messages)
 
 
 def test_printer_host_source_compiles_with_host_shim(tmp_path):
@@ -575,7 +658,8 @@ def test_printer_host_source_compiles_with_host_shim(tmp_path):
         pytest.skip("printer has no host_source")
     for op in ("FmodTensor", "FmodScalar"):
         name = snake_name(op)
-        header, source = tiling_data_header(op), printer.host_source(name, op)
+        cases = [c.tiling_case() for c in special_cases() if c.op == op]
+        header, source = tiling_data_header(op), printer.host_source(name, op, cases)
         h = hashlib.sha256("\0".join([header, source, " ".join(FLAGS)]).encode())
         for f in _shim_files():
             h.update(f.read_bytes())

@@ -55,19 +55,39 @@ func.func @main(%a: !sbp.tensor<8x16xf16, @p, [S(0)]>, %b: !sbp.tensor<16xf16, @
 // SHDR:     TILING_DATA_FIELD_DEF(float, scalarOther);
 // SHDR:     REGISTER_TILING_DATA_CLASS(FmodScalar, FmodTilingData)
 
+// The TilingFunc computes no tiling: it looks its operands up in a table of the Python tiling's results
+// for the program's local operands (both ranks: 4x16, one row) on each platform of the SoCs (48, 40 cores).
 // HOST:      #include "fmod_tensor_tiling.h"
 // HOST:      #include "register/op_def_registry.h"
 // HOST:      #include "tiling/platform/platform_ascendc.h"
 // HOST:      namespace optiling {
-// HOST:      inline bool ComputeTiling(
+// HOST:      namespace fmod_tensor_host {
+// HOST:      static const Slot kSlots[kViews] = {
+// HOST-NEXT:     {"self", false, 0, 0, 3},
+// HOST-NEXT:     {"other", false, 1, 1, 4},
+// HOST-NEXT:     {"out", true, 0, 2, 5},
+// HOST:      static const Row kRows[] = {
+// HOST-NEXT:     // 48 cores, 196608 B UB; f16 4x16, 16, 4x16: key 2
+// HOST-NEXT:     {48, 196608, ge::DT_FLOAT16, {0, 0},
+// HOST-NEXT:      {{[{][{]}}2, 1, 0, {4, 16, 0, 0, 0, 0, 0, 0}, {16, 1, 0, 0, 0, 0, 0, 0}},
+// HOST-NEXT:       {1, 1, 0, {16, 0, 0, 0, 0, 0, 0, 0}, {1, 0, 0, 0, 0, 0, 0, 0}},
+// HOST-NEXT:       {2, 1, 0, {4, 16, 0, 0, 0, 0, 0, 0}, {16, 1, 0, 0, 0, 0, 0, 0}}},
+// HOST-NEXT:      2, 64, 1,
+// HOST-NEXT:     // 40 cores, 196608 B UB; f16 4x16, 16, 4x16: key 2
+// HOST:      };
+// HOST-NEXT: constexpr size_t kRowCount = sizeof(kRows) / sizeof(kRows[0]);
 // HOST:      context->SetBlockDim(r.blockDim);
 // HOST-NEXT: context->SetTilingKey(r.tilingKey);
 // HOST:      static ge::graphStatus TilingFunc(gert::TilingContext* context) {
 // HOST:      auto ascendcPlatform = platform_ascendc::PlatformAscendC(context->GetPlatformInfo());
-// HOST-NEXT: const uint64_t coreNum = ascendcPlatform.GetCoreNumAiv();
-// HOST:      ascendcPlatform.GetCoreMemSize(platform_ascendc::CoreMemType::UB, ubSize);
-// HOST:      ComputeTiling(self, &other, out,
-// HOST:      return WriteTiling(context, r);
+// HOST-NEXT: Query q = Query();
+// HOST-NEXT: q.coreNum = ascendcPlatform.GetCoreNumAiv();
+// HOST-NEXT: ascendcPlatform.GetCoreMemSize(platform_ascendc::CoreMemType::UB, q.ubSize);
+// HOST:      const Row* row = FindRow(q);
+// HOST-NEXT: if (row == nullptr) {
+// HOST-NEXT:   ReportMissing(q);
+// HOST-NEXT:   return ge::GRAPH_FAILED;
+// HOST:      return WriteTiling(context, *row);
 // HOST:      static graphStatus InferShape(gert::InferShapeContext* context) {
 // HOST:      *outShape = *selfShape;
 // HOST:      class FmodTensor : public OpDef {
@@ -80,12 +100,23 @@ func.func @main(%a: !sbp.tensor<8x16xf16, @p, [S(0)]>, %b: !sbp.tensor<16xf16, @
 // HOST-NEXT: this->AICore().AddConfig("ascend910_93");
 // HOST:      OP_ADD(FmodTensor);
 
-// The scalar op: the scalar is an attribute, rounded to self's dtype by the TilingFunc.
+// The scalar op: the scalar is an attribute, a part of the row's key (-1.5 as the program gave it and
+// rounded to f16: the same bits), and scalarOther is the row's.
+// SHOST:      namespace fmod_scalar_host {
+// SHOST:      static const Slot kSlots[kViews] = {
+// SHOST-NEXT:     {"self", false, 0, 1, 3},
+// SHOST-NEXT:     {"out", true, 0, 2, 4},
+// SHOST:      constexpr int32_t kScalarAttr = 0;
+// SHOST:      static const Row kRows[] = {
+// SHOST-NEXT:     // 48 cores, 196608 B UB; f16 4x16, 4x16: key 0
+// SHOST-NEXT:     {48, 196608, ge::DT_FLOAT16, {0xbfc00000u, 0xbfc00000u},
+// SHOST:          0, 64, 1, 2048, 64, 2048, 1, 2048, 1, 64, 1, 0xbfc00000u, 1, 64,
+// SHOST:      tiling.set_scalarOther(BitsFloat(r.scalarOtherBits));
 // SHOST:      static ge::graphStatus TilingFunc(gert::TilingContext* context) {
 // SHOST:      GetCoreNumAiv()
-// SHOST:      GetCoreMemSize(platform_ascendc::CoreMemType::UB, ubSize)
-// SHOST:      RoundScalar(*scalar, dtype, r.scalarOther)
-// SHOST:      ComputeTiling(self, nullptr, out,
+// SHOST:      GetCoreMemSize(platform_ascendc::CoreMemType::UB, q.ubSize)
+// SHOST:      attrs->GetFloat(static_cast<size_t>(kScalarAttr))
+// SHOST:      q.scalarBits = FloatBits(*scalar);
 // SHOST:      class FmodScalar : public OpDef {
 // SHOST:      this->Input("self").ParamType(REQUIRED).DataType({ge::DT_BF16, ge::DT_FLOAT16, ge::DT_FLOAT, ge::DT_INT16})
 // SHOST-NOT:  this->Input("other")
