@@ -19,7 +19,7 @@ and the pass, given one cache, solve a function once. It holds at most `max_solu
 the table of small ints the scoring reads. The tables are filled by the modules of the inference
 in the order one op meets them:
 `passes/infer_sbp/candidates.py` (candidate lists), `passes/infer_sbp/scoring.py` (scores and choice),
-`passes/infer_sbp/infer_pass.py` (the decision memo, result types and signature attributes).
+`passes/infer_sbp/local.py` (the decision memo, result types and signature attributes).
 """
 
 from __future__ import annotations
@@ -178,7 +178,7 @@ class InferenceCache:
         self._new_tables()
 
     def _new_tables(self) -> None:
-        # passes/infer_sbp/infer_pass.py: decisions per op meta, result types, signature attributes.
+        # passes/infer_sbp/local.py: decisions per op meta, result types, signature attributes.
         self.decisions: dict[tuple[object, ...], Any] = {}
         self.shared_decisions: dict[tuple[object, ...], Any] = {}
         """Decisions of unconstrained ops by (candidate list serial, input keys, rule): the choice

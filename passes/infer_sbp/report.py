@@ -29,18 +29,19 @@ from sbpc.dialects.collective_ops import CollectiveOp
 from sbpc.dialects.collectives import step_bytes_exact
 from sbpc.dialects.errors import OpError
 from sbpc.dialects.placement import lookup_placement
-from sbpc.dialects.sbp import GlobalTensorType, NdSbpAttr, PartialAttr, SignatureAttr
-from sbpc.dialects.sbp_ops import ConversionOp, ToGlobalOp
+from sbpc.dialects.sbp import GlobalTensorType, PartialAttr, SignatureAttr
+from sbpc.dialects.sbp_ops import ConversionOp
 from sbpc.dialects.units import human_bytes
 from sbpc.passes.cost.comm import PlannerCache, placement_model, plan_transition
+from sbpc.passes.infer_sbp.boxings import shared_boxings
 from sbpc.passes.infer_sbp.cache import InferenceCache
 from sbpc.passes.infer_sbp.candidates import element_bytes, format_nd_sig
-from sbpc.passes.infer_sbp.infer_pass import InferSbpPass, OpRecord, infer_module
+from sbpc.passes.infer_sbp.global_search.report import global_records, render_global
+from sbpc.passes.infer_sbp.infer_pass import InferSbpPass
+from sbpc.passes.infer_sbp.local import RULES, OpRecord, infer_module
 from sbpc.passes.lower_boxing import LowerBoxingPass
 from sbpc.passes.materialize_boxing import MaterializeBoxingPass
 
-RULES = ("oneflow", "cost")
-"""The op-by-op rules, whose totals every report gives side by side."""
 REPORT_RULES = (*RULES, "global")
 """The rules a report can be built for."""
 
@@ -52,48 +53,36 @@ class RuleTotals:
     ops_with_boxing: int
 
 
-def _boxings(module: ModuleOp, records: list[OpRecord]) -> dict[tuple[SSAValue, NdSbpAttr], GlobalTensorType]:
-    """Every conversion the inferred program makes, once each, as materialize-boxing inserts them:
-    one per (value, needed ND-SBP) however many ops consume it, plus every `sbp.to_global` that
-    changes the SBP (e.g. a function result written with one)."""
-    made: dict[tuple[SSAValue, NdSbpAttr], GlobalTensorType] = {}
-    for record in records:
-        for value, need in zip(record.op.operands, record.decision.chosen[0], strict=True):
-            ty = value.type
-            if isinstance(ty, GlobalTensorType) and ty.nd_sbp is not None and ty.nd_sbp != need:
-                made.setdefault((value, need), ty)
-    for op in module.walk():
-        if isinstance(op, ToGlobalOp):
-            src, dst = op.operands[0].type, op.results[0].type
-            if isinstance(src, GlobalTensorType) and isinstance(dst, GlobalTensorType) \
-                    and src.nd_sbp is not None and dst.nd_sbp is not None and src.nd_sbp != dst.nd_sbp:
-                made.setdefault((op.operands[0], dst.nd_sbp), src)
-    return made
-
-
 def _totals(module: ModuleOp, records: list[OpRecord], planner: PlannerCache) -> RuleTotals:
-    """The program's communication: each boxing priced once by the planner that lowers it."""
+    """The program's communication: each boxing (`boxings.shared_boxings`: one per value and
+    distinct target, as materialize-boxing inserts them, including every `sbp.to_global` that
+    changes the SBP) priced once by the planner that lowers it."""
     time_us = 0.0
     sent = 0.0
-    for (value, need), ty in _boxings(module, records).items():
+    for value, targets in shared_boxings(module.walk()).items():
+        ty = value.type
+        assert isinstance(ty, GlobalTensorType)
         placement = lookup_placement(module, ty)
         if placement is None:
             continue
-        plan = plan_transition(
-            tuple(ty.nd_sbp or ()), tuple(need), ty.get_shape(), element_bytes(ty), placement.get_hierarchy(),
-            placement_model(placement), cache=planner,
-        )
-        time_us += plan.time_us
-        sent += plan.bytes_sent
+        for need in targets:
+            plan = plan_transition(
+                tuple(ty.nd_sbp or ()), tuple(need), ty.get_shape(), element_bytes(ty), placement.get_hierarchy(),
+                placement_model(placement), cache=planner,
+            )
+            time_us += plan.time_us
+            sent += plan.bytes_sent
     return RuleTotals(time_us, sent, sum(1 for r in records if r.boxing))
 
 
 def build_report(
     module: ModuleOp, rule: str, mem: int | None = None, cache: InferenceCache | None = None,
+    time_limit: float | None = None,
 ) -> dict[str, Any]:
-    """Per-op detail for `rule`, totals for both op-by-op rules (and, under rule=global, for it
-    and its `global` section; `mem` is its budget in bytes). `cache`: rule=global's, e.g. the
-    pass's that runs next, which then takes the report's solutions instead of solving again."""
+    """Per-op detail for `rule`, totals for both op-by-op rules (`RULES`, side by side; and, under
+    rule=global, for it and its `global` section; `mem` is its budget in bytes, `time_limit` its
+    HiGHS runs' limit in seconds). `cache`: rule=global's, e.g. the pass's that runs next, which
+    then takes the report's solutions instead of solving again."""
     per_rule: dict[str, tuple[list[OpRecord], RuleTotals]] = {}
     unavailable: dict[str, str] = {}
     planner = PlannerCache()  # the report's own, shared by both rules' totals
@@ -111,11 +100,9 @@ def build_report(
             continue
         per_rule[name] = (records, _totals(clone, records, planner))
     if rule == "global":
-        from sbpc.passes.infer_sbp.global_search.report import global_records
-
         clone = module.clone()
         try:
-            records, section = global_records(clone, mem, cache)
+            records, section = global_records(clone, mem, cache, time_limit)
         except OpError as error:
             raise _on_original(module, clone, error) from None
         totals = _totals(clone, records, planner)
@@ -194,8 +181,6 @@ def render_text(report: dict[str, Any]) -> str:
     for name, message in report.get("unavailable", {}).items():
         lines.append(f"total rule={name}: not available ({message})")
     if "global" in report:
-        from sbpc.passes.infer_sbp.global_search.report import render_global
-
         lines.extend(render_global(report["global"]))
     return "\n".join(lines) + "\n"
 
@@ -310,11 +295,11 @@ def render_dot(module: ModuleOp, title: str) -> str:
 
 def report_of(module: ModuleOp, infer: InferSbpPass, fmt: str, planner: str) -> str:
     """The report as `fmt` (text, json or dot) prints it, for the inference `infer` (its rule,
-    budget and cache) and, for dot, the boxing `planner`: what `--sbp-report` and the `report`
+    budget, time limit and cache) and, for dot, the boxing `planner`: what `--sbp-report` and the `report`
     pass write."""
     if fmt == "dot":
         return plan_dot(module, infer, planner)
-    return render(build_report(module, infer.rule, infer.budget, infer.cache), fmt)
+    return render(build_report(module, infer.rule, infer.budget, infer.cache, infer.time_limit), fmt)
 
 
 def plan_dot(module: ModuleOp, infer: InferSbpPass, planner: str) -> str:

@@ -18,8 +18,11 @@
   pass back) exceeds the best plan is in no better plan and is dropped. On the GPT stack with
   issue 13's budget (L=4) 202 of 4,644 choices stay, and HiGHS proves the optimum on them in
   seconds, where on the whole problem it took ~430 s.
-* `close_gap` (fixing, then HiGHS on what is left, from the best plan) and `solve`: elimination;
-  under a budget the unconstrained optimum if it fits, else `lagrangian` and `close_gap`.
+* `close_gap`: fixing, then HiGHS on what is left, from the best plan. `passes/solver/solve.py`
+  (`solve`) runs these: the unconstrained optimum if it fits, else `lagrangian` and `close_gap`.
+
+Every limit here is a work limit (pricings, HiGHS nodes and simplex iterations), so a plan is a
+function of the problem alone; a wall-clock `time_limit` applies only where the caller gives one.
 """
 
 from __future__ import annotations
@@ -170,16 +173,19 @@ def _priced(problem: FactorProblem, rows: _Rows, lam: np.ndarray, budget: float)
 
 def lagrangian(
     problem: FactorProblem, budget: float, max_table: int = MAX_TABLE, iterations: int = 100,
-    rel_gap: float = 1e-6, time_limit: float = 30.0, smoothing: float = 0.5,
+    rel_gap: float = 1e-6, smoothing: float = 0.5, time_limit: float | None = None,
 ) -> Dual:
     """The memory rows' Lagrangian dual by column generation (see the module's docstring), with
-    the best plan within budget met (pricing plans and crossovers of the master's support)."""
+    the best plan within budget met (pricing plans and crossovers of the master's support). It
+    stops at the dual optimum or after `iterations` pricings — a work limit, so the same problem
+    gives the same result on any machine — or, only if `time_limit` is given, after that many
+    seconds (which also bounds each master LP)."""
     started = time.perf_counter()
     rows = _Rows(problem)
     n_rows = len(rows.rows)
     scale = max(budget, 1.0)  # the master's rows in units of the budget (HiGHS's tolerances are absolute)
     order = program_order(problem)
-    master = quiet_highs()
+    master = quiet_highs(time_limit)
     none = np.zeros(0, np.int32)
     master.addRows(n_rows, np.full(n_rows, -np.inf), np.full(n_rows, budget / scale), 0, none, none, np.zeros(0))
     master.addRows(1, np.ones(1), np.ones(1), 0, none, none, np.zeros(0))  # Σ θ = 1
@@ -222,7 +228,9 @@ def lagrangian(
                 consider(crossover(problem, plans[a], other, budget, order, rows))
                 consider(crossover(problem, other, plans[a], budget, order, rows))
         done = best is not None and best[0] - bound <= rel_gap * abs(best[0])
-        if done or mixed - bound <= rel_gap * abs(mixed) or time.perf_counter() - started > time_limit:
+        if done or mixed - bound <= rel_gap * abs(mixed):
+            break
+        if time_limit is not None and time.perf_counter() - started > time_limit:
             break
         dual = np.maximum(0.0, -np.array(solution.row_dual[:n_rows])) / scale / MIP_UNIT
         lam = smoothing * best_lam + (1 - smoothing) * dual
@@ -247,7 +255,7 @@ def reduced_domains(problem: FactorProblem, dual: Dual, budget: float, incumbent
     return [np.flatnonzero(m <= incumbent + tolerance) for m in marginals]
 
 
-def solve_within(problem: FactorProblem, keep: list[np.ndarray], budget: float, time_limit: float,
+def solve_within(problem: FactorProblem, keep: list[np.ndarray], budget: float, time_limit: float | None,
                  start: list[int]) -> Solution | None:
     """HiGHS on the choices `keep` only (`reduced_domains`), from the plan `start` (which must be in
     them); the plan and bound in the full problem's choices. None: no plan there fits."""
@@ -265,12 +273,12 @@ def solve_within(problem: FactorProblem, keep: list[np.ndarray], budget: float, 
 
 def close_gap(
     exact: FactorProblem, budget: float, plan: tuple[list[int], float] | None, bound: float,
-    dual: tuple[FactorProblem, Dual] | None, time_limit: float,
+    dual: tuple[FactorProblem, Dual] | None, time_limit: float | None = None,
 ) -> tuple[tuple[list[int], float] | None, float, str]:
     """After the dual, if a gap above `MIP_GAP` is left: reduced-cost fixing by `dual` (the problem
     it priced, a lower bound of `exact`, and its result) where its elimination stays narrow, then
     HiGHS on the choices left — else HiGHS on the whole of `exact` — started from `plan` (choice,
-    objective).
+    objective); `time_limit`: seconds for that HiGHS run, None for its work limits only.
     Returns the better plan (None: nothing fits), the larger bound and what ran ("" if nothing)."""
     if plan is not None and plan[1] - bound <= 1e-12 * abs(plan[1]):
         return plan, plan[1], ""  # met to rounding: the bound's sums differ from the plan's in the last bits
@@ -292,27 +300,3 @@ def close_gap(
     if found is not None and (plan is None or found.objective < plan[1]):
         plan = (found.choice, found.objective)
     return plan, bound, ran
-
-
-def solve(
-    problem: FactorProblem, budget: float | None = None, max_table: int = MAX_TABLE, time_limit: float = 60.0,
-) -> Solution | None:
-    """The optimum, or a plan with a proved bound (None: no plan fits `budget`).
-
-    Without a budget: exact elimination, HiGHS if it gets too wide. With one: the unconstrained
-    optimum if it fits (exact); else the Lagrangian dual, then (`close_gap`) reduced-cost fixing
-    and HiGHS on what is left, or HiGHS alone when elimination is too wide."""
-    started = time.perf_counter()
-    exact = eliminate(problem, max_table)
-    if exact is not None and (budget is None or problem.memory_peak(exact.choice) <= budget):
-        return exact
-    if budget is None:
-        return solve_mip(problem, None, time_limit)
-    dual = lagrangian(problem, budget, max_table) if exact is not None else None
-    plan = None if dual is None or dual.plan is None else (dual.plan.choice, dual.plan.objective)
-    bound = -np.inf if dual is None else dual.bound
-    plan, bound, ran = close_gap(problem, budget, plan, bound, None if dual is None else (problem, dual), time_limit)
-    if plan is None:
-        return None
-    solver = ("lagrangian" if dual is not None else "") + ran
-    return Solution(plan[0], plan[1], min(plan[1], bound), solver.lstrip("+"), time.perf_counter() - started)

@@ -24,8 +24,8 @@ per distinct target, `passes/infer_sbp/global_search/problem.py`).
   memory constraint. It reports the incumbent, HiGHS's dual bound and the gap.
 * `min_budget`: the smallest budget any choice fits (a min-max MIP), for the infeasible-`mem` error.
 
-The memory rows' Lagrangian dual and `solve`, the entry point that picks among these, are in
-`passes/solver/budget.py`.
+The memory rows' Lagrangian dual is in `passes/solver/budget.py`; `solve`, the entry point that
+picks among these, in `passes/solver/solve.py`.
 
 Costs are seconds; the MIP works in microseconds so that HiGHS's absolute tolerances are small.
 """
@@ -45,6 +45,12 @@ MAX_TABLE = 2_000_000
 """The largest table elimination builds before handing the problem to HiGHS."""
 MIP_GAP = 1e-4
 """HiGHS's relative gap under a memory budget (without one, and in tests, it runs to 1e-9)."""
+MIP_MAX_NODES = 10_000
+"""HiGHS's branch-and-bound node limit per MIP: a work limit, so that where it stops (and the plan
+it returns) is the same on every machine. The GPT stacks (L ≤ 48) and the examples need at most
+21 nodes under a budget; without one, a MIP runs only where elimination is too wide."""
+SIMPLEX_ITERATION_LIMIT = 1_000_000
+"""HiGHS's simplex iteration limit per run: a work limit, likewise (the GPT stacks need ≤ 11,000)."""
 
 
 @dataclass
@@ -58,9 +64,10 @@ class MemoryRow:
 
 @dataclass(frozen=True)
 class CoverForm:
-    """A general factor's structure, for a compact MIP: its value is Σ over targets t needed of
-    price[rows[c_source], t] (row 0 without a source), where t is needed if `fixed[t]` or some
-    consumer v's choice c has needs[v][c, t]."""
+    """A shared boxing (`passes/infer_sbp/boxings.py`) as a factor's structure, for a compact MIP
+    and exact pricing: its value is Σ over targets t needed of price[rows[c_source], t] (row 0
+    without a source), where t is needed if `fixed[t]` or some consumer v's choice c has
+    needs[v][c, t] — each distinct target paid once, however many consumers need it."""
 
     source: int | None
     rows: np.ndarray
@@ -69,13 +76,23 @@ class CoverForm:
     fixed: np.ndarray
 
 
-def cover_value(form: CoverForm, choice: list[int]) -> float:
-    """A `CoverForm`'s value under `choice`: one price per distinct target needed."""
+def cover_targets(form: CoverForm, choice: list[int], without: int | None = None) -> np.ndarray:
+    """Whether each target is needed under `choice` (optionally leaving consumer `without` out)."""
     needed = form.fixed.copy()
     for v, needs in form.needs.items():
-        needed |= needs[choice[v]]
-    row = form.price[form.rows[0 if form.source is None else choice[form.source]]]
-    return float(row @ needed)
+        if v != without:
+            needed |= needs[choice[v]]
+    return needed
+
+
+def cover_row(form: CoverForm, choice: list[int]) -> np.ndarray:
+    """The price of each target from the producer's class under `choice`."""
+    return form.price[form.rows[0 if form.source is None else choice[form.source]]]
+
+
+def cover_value(form: CoverForm, choice: list[int]) -> float:
+    """A `CoverForm`'s value under `choice`: one price per distinct target needed."""
+    return float(cover_row(form, choice) @ cover_targets(form, choice))
 
 
 @dataclass
@@ -341,14 +358,22 @@ MIP_UNIT = US_PER_SECOND
 tolerances (1e-6 and above) stay below the differences between plans."""
 
 
-def quiet_highs() -> Any:
-    """A HiGHS instance that prints nothing and runs on one thread (the machine is shared)."""
+def quiet_highs(time_limit: float | None = None) -> Any:
+    """A HiGHS instance that prints nothing and repeats its runs: one thread (the machine is shared,
+    and a parallel search's path depends on timing), a fixed random seed, work limits
+    (`MIP_MAX_NODES`, `SIMPLEX_ITERATION_LIMIT`), and a wall-clock limit only if `time_limit`
+    (seconds) is given."""
     import highspy
 
     h = highspy._core._Highs()  # the plain core: `highspy.Highs()` prints a banner on stdout
     h.setOptionValue("output_flag", False)
     h.setOptionValue("log_to_console", False)
     h.setOptionValue("threads", 1)
+    h.setOptionValue("random_seed", 0)
+    h.setOptionValue("mip_max_nodes", MIP_MAX_NODES)
+    h.setOptionValue("simplex_iteration_limit", SIMPLEX_ITERATION_LIMIT)
+    if time_limit is not None:
+        h.setOptionValue("time_limit", float(time_limit))
     return h
 
 
@@ -373,10 +398,10 @@ class _Model:
         self.rows.append((lower, upper, index, value))
 
     def solve(
-        self, time_limit: float, rel_gap: float, start: dict[int, float] | None = None, presolve: bool = False,
+        self, time_limit: float | None, rel_gap: float, start: dict[int, float] | None = None,
+        presolve: bool = False,
     ) -> tuple[str, list[float], float, float]:
-        h = quiet_highs()
-        h.setOptionValue("time_limit", float(time_limit))
+        h = quiet_highs(time_limit)
         h.setOptionValue("mip_rel_gap", float(rel_gap))
         # Measured: presolve off is 5x faster on whole problems (presolve dominated); on the few choices
         # reduced-cost fixing leaves, presolve on is 50x faster (GPT L=24 under mem: 1.2 s, not 68 s).
@@ -528,11 +553,12 @@ def _decode(problem: FactorProblem, starts: list[int], solution: list[float]) ->
 
 
 def solve_mip(
-    problem: FactorProblem, budget: float | None = None, time_limit: float = 60.0, rel_gap: float = 1e-9,
+    problem: FactorProblem, budget: float | None = None, time_limit: float | None = None, rel_gap: float = 1e-9,
     start: list[int] | None = None, presolve: bool = False,
 ) -> Solution | None:
     """The problem (under `budget` bytes at each memory row) by HiGHS, from the plan `start` if
-    given, with HiGHS's presolve if `presolve`; None if infeasible."""
+    given, with HiGHS's presolve if `presolve`, within its work limits and `time_limit` seconds if
+    given; None if infeasible."""
     started = time.perf_counter()
     model = _Model()
     starts = _one_hots(model, problem, with_costs=True)
@@ -556,7 +582,7 @@ def solve_mip(
     return Solution(choice, objective, lower, "highs", time.perf_counter() - started)
 
 
-def min_budget(problem: FactorProblem, time_limit: float = 60.0) -> float:
+def min_budget(problem: FactorProblem, time_limit: float | None = None) -> float:
     """The smallest budget some choice fits: min over choices of the largest memory row."""
     model = _Model()
     starts = _one_hots(model, problem, with_costs=False)

@@ -1,20 +1,27 @@
 """passes/solver/budget.py: the column-generation dual, the crossover, reduced-cost fixing and the
-budgeted `solve`, each against brute force on small random problems; and the GPT stack under
-issue 13's budget proved optimal."""
+budgeted `solve` (passes/solver/solve.py), each against brute force on small random problems; the
+GPT stack under issue 13's budget proved optimal; deterministic limits and the `time-limit` option."""
 
 from __future__ import annotations
 
+import ast
 import itertools
 import random
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
+from xdsl.utils.arg_spec import parse_spec
 
 from bench.gen_gpt import gpt_stack
 from sbpc import api
 from sbpc.passes.infer_sbp.global_search.search import infer_module_global
-from sbpc.passes.solver.budget import crossover, lagrangian, program_order, reduced_domains, solve
+from sbpc.passes.infer_sbp.infer_pass import InferSbpPass
+from sbpc.passes.infer_sbp.report_pass import ReportPass
+from sbpc.passes.solver.budget import crossover, lagrangian, program_order, reduced_domains
 from sbpc.passes.solver.factor import CoverForm, FactorProblem, MemoryRow, min_marginals
+from sbpc.passes.solver.solve import solve
 
 
 def random_problem(rng: random.Random, covers: bool = False) -> FactorProblem:
@@ -134,7 +141,7 @@ def test_solve_under_a_budget_equals_enumeration() -> None:
         assert found.lower_bound <= min(fitting) * (1 + 1e-9) + 1e-12
 
 
-@pytest.mark.parametrize("layers", [2, 4])
+@pytest.mark.parametrize("layers", [2, pytest.param(4, marks=pytest.mark.exhaustive)])
 def test_gpt_stack_under_issue_13_budget_is_proved_optimal(layers: int) -> None:
     """Free weights, mem = ¼ weights + 3 MiB: the dual, fixing and HiGHS prove the plan optimal
     (at L=4 HiGHS alone needed ~430 s to)."""
@@ -147,3 +154,40 @@ def test_gpt_stack_under_issue_13_budget_is_proved_optimal(layers: int) -> None:
     assert result.problem.factors().memory_peak(solution.choice) <= budget
     assert solution.objective == pytest.approx({2: 3.4471216602052445e-05, 4: 8.445072200684149e-05}[layers],
                                                rel=1e-9)
+
+
+# ---------------------------------------------------------------------------
+# Deterministic plans: work limits, and `time-limit=` only where the user asks
+# ---------------------------------------------------------------------------
+
+
+def test_time_limit_is_an_option_of_rule_global_in_seconds() -> None:
+    assert InferSbpPass(rule="global").time_limit is None
+    assert InferSbpPass.from_spec(parse_spec("infer-sbp{rule=global time-limit=5}")).time_limit == 5.0
+    assert ReportPass.from_spec(parse_spec("report{rule=global time-limit=2.5}")).infer.time_limit == 2.5
+    with pytest.raises(ValueError, match="rule=global only"):
+        InferSbpPass(rule="cost", time_limit=1.0)
+    with pytest.raises(ValueError, match="positive number of seconds"):
+        InferSbpPass(rule="global", time_limit=0)
+
+
+def test_a_generous_time_limit_gives_the_plan_of_none() -> None:
+    """Without `time-limit` the search stops on work limits only; a limit it never reaches changes
+    nothing (the plan is the same as with none)."""
+    text = gpt_stack(1, weights="free")
+    plans = [str(api.compile(api.parse(text, "g.mlir"), f"infer-sbp{{rule=global mem=3932160{extra}}}").module)
+             for extra in ("", " time-limit=600")]
+    assert plans[0] == plans[1]
+
+
+def test_the_solver_package_knows_no_ir() -> None:
+    """passes/solver/ is IR-free: numpy, highspy, the units and itself (and the standard library)."""
+    allowed = {"numpy", "highspy", "sbpc.dialects.units", "sbpc.passes.solver", "__future__"}
+    for path in (Path(__file__).resolve().parents[2] / "passes" / "solver").glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            for name in names:
+                ok = name.split(".")[0] in sys.stdlib_module_names or any(
+                    name == a or name.startswith(a + ".") for a in allowed)
+                assert ok, f"{path.name} imports {name}"

@@ -15,8 +15,9 @@ from sbpc.dialects.sbp import BROADCAST, GlobalTensorType, nd_sbp, partial, spli
 from sbpc.dialects.sbp_ops import GeluOp, MatmulOp, ReshapeOp
 from sbpc.passes.cost.compute import DEVICES, device_figures, local_bytes, op_compute_s
 from sbpc.passes.infer_sbp.global_search.problem import argument_domain
-from sbpc.passes.solver.budget import lagrangian, solve
+from sbpc.passes.solver.budget import lagrangian
 from sbpc.passes.solver.factor import FactorProblem, MemoryRow, eliminate, min_budget, solve_mip
+from sbpc.passes.solver.solve import solve
 
 S0, S1, B, P = split(0), split(1), BROADCAST, partial()
 

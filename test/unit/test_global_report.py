@@ -18,7 +18,7 @@ from sbpc.passes.infer_sbp.cache import InferenceCache
 from sbpc.passes.infer_sbp.global_search import search as global_search
 from sbpc.passes.infer_sbp.global_search.objective import plan_objective
 from sbpc.passes.infer_sbp.global_search.search import infer_module_global, problem_key
-from sbpc.passes.infer_sbp.infer_pass import functions
+from sbpc.passes.infer_sbp.local import functions
 from sbpc.tools.sbp_opt import main
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -18,7 +18,8 @@ from sbpc.passes.infer_sbp.cache import InferenceCache
 from sbpc.passes.infer_sbp.global_search.objective import PlanObjective, plan_objective
 from sbpc.passes.infer_sbp.global_search.problem import Builder, GlobalProblem, Pricer
 from sbpc.passes.infer_sbp.global_search.search import apply_solution, infer_module_global
-from sbpc.passes.infer_sbp.infer_pass import InferSbpPass, functions, infer_module
+from sbpc.passes.infer_sbp.infer_pass import InferSbpPass
+from sbpc.passes.infer_sbp.local import functions, infer_module
 from sbpc.passes.solver.factor import FactorProblem, eliminate, min_budget, solve_mip
 from sbpc.runtime.random_programs import hierarchy_of, random_program, with_free_args
 from sbpc.tools.sbp_run import run_captured
@@ -74,9 +75,10 @@ def close(a: float, b: float, rel: float = 1e-9) -> bool:
     return abs(a - b) <= rel * max(abs(a), abs(b), 1e-30)
 
 
-def test_elimination_equals_enumeration_on_200_small_programs() -> None:
+@pytest.mark.parametrize("count", [50, pytest.param(200, marks=pytest.mark.exhaustive)])
+def test_elimination_equals_enumeration_on_small_programs(count: int) -> None:
     checked = shared = 0
-    for seed, text in programs(400, 6, SMALL_MESHES, seed=13):
+    for seed, text in programs(2 * count, 6, SMALL_MESHES, seed=13):
         problem, factors = build(text)
         if math.prod(len(u) for u in factors.unary) > 200_000:
             continue
@@ -89,10 +91,10 @@ def test_elimination_equals_enumeration_on_200_small_programs() -> None:
         assert close(plan_objective(module).total_s, solution.objective), (seed, text)
         checked += 1
         shared += bool(factors.factors)
-        if checked == 200:
+        if checked == count:
             break
-    assert checked == 200
-    assert shared >= 100  # values with several consumers: one shared-boxing factor of scope >= 3 each
+    assert checked == count
+    assert shared >= count // 2  # values with several consumers: one shared-boxing factor of scope >= 3 each
 
 
 def test_factor_model_matches_plan_objective_at_random_choices() -> None:
@@ -105,9 +107,10 @@ def test_factor_model_matches_plan_objective_at_random_choices() -> None:
         assert close(plan_objective(module).total_s, factors.value(choice)), (seed, text)
 
 
-def test_elimination_equals_highs_on_50_larger_dags() -> None:
+@pytest.mark.parametrize("count", [12, pytest.param(50, marks=pytest.mark.exhaustive)])
+def test_elimination_equals_highs_on_larger_dags(count: int) -> None:
     shared = 0
-    for seed, text in programs(50, 40, SMALL_MESHES | {(2, 3)}, seed=17):
+    for seed, text in programs(count, 40, SMALL_MESHES | {(2, 3)}, seed=17):
         problem, factors = build(text)
         exact = eliminate(factors)
         mip = solve_mip(factors)
@@ -117,7 +120,7 @@ def test_elimination_equals_highs_on_50_larger_dags() -> None:
         shared += bool(factors.factors)
         apply_solution(problem, mip.choice)  # HiGHS's plan, priced as it runs
         assert close(plan_objective(problem.function.parent_op()).total_s, mip.objective), seed
-    assert shared >= 40  # DAGs with reuse: values read by several ops
+    assert shared >= count * 4 // 5  # DAGs with reuse: values read by several ops
 
 
 def objective_of(text: str, rule: str) -> PlanObjective:
@@ -129,9 +132,10 @@ def objective_of(text: str, rule: str) -> PlanObjective:
     return plan_objective(module)
 
 
-def test_never_worse_than_cost_or_oneflow() -> None:
+@pytest.mark.parametrize("count", [15, pytest.param(60, marks=pytest.mark.exhaustive)])
+def test_never_worse_than_cost_or_oneflow(count: int) -> None:
     exact = 0
-    for seed, text in programs(60, 12, SMALL_MESHES | {(2, 3)}, seed=29, free=False):
+    for seed, text in programs(count, 12, SMALL_MESHES | {(2, 3)}, seed=29, free=False):
         module = parse(text)
         (result,) = infer_module_global(module, None)
         best = plan_objective(module).total_s
@@ -143,7 +147,7 @@ def test_never_worse_than_cost_or_oneflow() -> None:
         for rule in ("cost", "oneflow"):
             other = objective_of(text, rule).total_s
             assert best <= other * (1 + 1e-9), (seed, rule, best, other)
-    assert exact >= 55
+    assert exact >= count * 11 // 12
 
 
 def test_memory_budget_is_met_or_names_the_smallest_budget() -> None:
@@ -167,12 +171,13 @@ def test_memory_budget_is_met_or_names_the_smallest_budget() -> None:
         assert got.total_s >= free.total_s * (1 - 1e-9)  # a budget can only cost time
 
 
-def test_under_a_budget_equals_highs_on_30_dags() -> None:
+@pytest.mark.parametrize("count", [8, pytest.param(30, marks=pytest.mark.exhaustive)])
+def test_under_a_budget_equals_highs(count: int) -> None:
     """mem between the smallest budget and the unbudgeted plan's peak: the dual, fixing and HiGHS
     on what is left give HiGHS's own optimum of the whole problem (run to the end), or a bound that
     holds; the plan fits and is priced as it runs."""
     checked = 0
-    for seed, text in programs(30, 30, SMALL_MESHES | {(2, 3)}, seed=37):
+    for seed, text in programs(count, 30, SMALL_MESHES | {(2, 3)}, seed=37):
         problem, factors = build(text, 1.0)  # any budget: the memory rows
         free = eliminate(factors)
         if free is None:
@@ -194,7 +199,7 @@ def test_under_a_budget_equals_highs_on_30_dags() -> None:
         got = plan_objective(module)
         assert got.memory_bytes <= budget and close(got.total_s, found.objective, 1e-12), seed
         checked += 1
-    assert checked >= 15
+    assert checked >= count // 2
 
 
 def test_mem_option() -> None:

@@ -3,8 +3,8 @@
 `plan_objective(module)` prices the signatures a module already carries — whichever rule chose
 them — with the whole-program model the search minimises: Σ op compute time (compute_model), Σ
 boxing time (the α-β planner on the placement's links) once per value and distinct target SBP
-among what its consumers' signatures need and its `to_global`s ask — the boxings
-materialize-boxing inserts and shares, the bytes `sbp-run` counts — plus every `sbp.boxing` or
+among what its consumers' signatures need and its `to_global`s ask (`boxings.shared_boxings`:
+the boxings materialize-boxing inserts and shares, the bytes `sbp-run` counts) — plus every `sbp.boxing` or
 collective already in the program, and the per-device memory (arguments' local bytes plus the
 most local bytes live at one op in program order). So plans of rule=oneflow, rule=cost and
 rule=global compare under one objective.
@@ -25,8 +25,9 @@ from sbpc.dialects.sbp import GlobalTensorType, NdSbpAttr, SignatureAttr
 from sbpc.dialects.sbp_ops import BoxingOp, ToGlobalOp, describe_op
 from sbpc.dialects.signatures import SbpRule
 from sbpc.passes.cost.compute import local_bytes, op_compute_s
+from sbpc.passes.infer_sbp.boxings import shared_boxings
 from sbpc.passes.infer_sbp.global_search.problem import Mesh, Pricer, mesh_of
-from sbpc.passes.infer_sbp.infer_pass import functions
+from sbpc.passes.infer_sbp.local import functions
 
 
 @dataclass(frozen=True)
@@ -77,8 +78,6 @@ def function_objective(f: func.FuncOp, pricer: Pricer) -> tuple[float, float, in
 
     block = f.body.block
     ops = list(block.ops)
-    boxed: dict[SSAValue, dict[NdSbpAttr, None]] = {}
-    """Per value, the distinct targets it is boxed to (one shared boxing each)."""
     for op in ops:
         if op.get_trait(SbpRule) is not None:
             sig = op.attributes.get("sbp.signature")
@@ -90,17 +89,15 @@ def function_objective(f: func.FuncOp, pricer: Pricer) -> tuple[float, float, in
             m = mesh(op, in_types[0] if in_types else op.results[0].type)  # type: ignore[arg-type]
             compute += op_compute_s(op, op.get_trait(FlopModel), in_types, [r.type for r in op.results],  # type: ignore[arg-type]
                                     (ins, outs), m.hierarchy, m.device)
-            for v, need in zip(op.operands, ins, strict=True):
-                if need != _sbp(op, v):
-                    boxed.setdefault(v, {})[need] = None
+            for v in op.operands:
+                _sbp(op, v)
         elif isinstance(op, ToGlobalOp):
-            src = op.operands[0]
-            if _sbp(op, op.results[0]) != _sbp(op, src):
-                boxed.setdefault(src, {})[_sbp(op, op.results[0])] = None
+            _sbp(op, op.operands[0])
+            _sbp(op, op.results[0])
         elif isinstance(op, BoxingOp | CollectiveOp):  # already in the program: its own op, not shared
             src, dst = op.operands[0], op.results[0]
             comm += pricer.boxing_s(src.type, _sbp(op, src), _sbp(op, dst), mesh(op, src.type))  # type: ignore[arg-type]
-    for v, targets in boxed.items():
+    for v, targets in shared_boxings(ops).items():
         for need in targets:
             comm += pricer.boxing_s(v.type, _sbp(f, v), need, mesh(f, v.type))  # type: ignore[arg-type]
     position = {op: t for t, op in enumerate(ops)}

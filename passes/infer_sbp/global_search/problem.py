@@ -18,11 +18,12 @@ Factors (seconds):
   the producer's chosen output SBP to the consumer's chosen input SBP, planned by
   `cost_model.transition_time` — the α-β Dijkstra `lower-boxing{planner=optimal}` runs, on the
   placement's `links`, through one `PlannerCache`;
-* shared (`passes/infer_sbp/global_search/shared.py`): a value with several priced uses (operands of ops, its
-  `to_global`s) pays one boxing per distinct target, as `materialize-boxing` inserts them — one
-  factor over its producer and consumers (per-edge pairs, an upper bound, where that factor would
-  exceed `global_shared.MAX_SHARED_TABLE` entries; `GlobalProblem.per_edge` names those values,
-  `factors(lower=True)` is the matching lower bound and `value` prices a plan exactly).
+* shared (`passes/infer_sbp/boxings.py`, `passes/infer_sbp/global_search/shared.py`): a value with
+  several priced uses (operands of ops, its `to_global`s) pays one boxing per distinct target, as
+  `materialize-boxing` inserts them — one factor over its producer and consumers (per-edge
+  pairs, an upper bound, where that factor would exceed `shared.MAX_SHARED_TABLE` entries;
+  `GlobalProblem.per_edge` names those values, `factors(lower=True)` is the matching lower bound
+  and `value` prices a plan exactly).
 
 Memory rows (only when a budget is given): per op in program order, the local bytes of every
 function argument plus those of every value live there (from its definition to its last use).
@@ -48,11 +49,12 @@ from sbpc.dialects.signatures import NdSig, SbpRule
 from sbpc.dialects.units import SECONDS_PER_US
 from sbpc.passes.cost.comm import DEFAULT_MODEL, CommModel, PlannerCache, placement_model, transition_time
 from sbpc.passes.cost.compute import DeviceFigures, device_figures, local_bytes, op_compute_s
+from sbpc.passes.infer_sbp.boxings import priced_use
 from sbpc.passes.infer_sbp.cache import CandidateList, InferenceCache, OpMeta, element_bytes, op_key_of
 from sbpc.passes.infer_sbp.candidates import candidates
 from sbpc.passes.infer_sbp.global_search.shared import Shared
-from sbpc.passes.infer_sbp.infer_pass import check_hint
-from sbpc.passes.solver.factor import FactorProblem, MemoryRow
+from sbpc.passes.infer_sbp.local import check_hint
+from sbpc.passes.solver.factor import CoverForm, FactorProblem, MemoryRow
 
 
 @dataclass(frozen=True)
@@ -189,9 +191,9 @@ class GlobalProblem:
             problem.add_pair(e.source, e.consumer, e.table)
         for s in self.shared:
             if s.table is not None:
-                problem.add_factor(s.scope, s.table, s.form())
+                problem.add_factor(s.scope, s.table, s.form)
             elif covers:
-                problem.covers.append(s.form())
+                problem.covers.append(s.form)
             else:
                 for scope, table in s.pairs(lower):
                     problem.add_factor(scope, table)
@@ -371,12 +373,11 @@ class Builder:
             self.sources[r] = (None, v, j)
 
     def _pending(self, value: SSAValue) -> tuple[list[tuple[int, tuple[NdSbpAttr, ...]]], list[NdSbpAttr]] | None:
-        """The uses collected so far if `value` has several priced uses (operands of ops with an
-        SBP rule, `to_global`s), else None (priced at once, per edge)."""
+        """The uses collected so far if `value` has several priced uses (`boxings.priced_use`:
+        operands of ops with an SBP rule, `to_global`s), else None (priced at once, per edge)."""
         found = self.pending.get(value)
         if found is None:
-            priced = sum(1 for use in value.uses
-                         if isinstance(use.operation, ToGlobalOp) or use.operation.get_trait(SbpRule) is not None)
+            priced = sum(1 for use in value.uses if priced_use(use.operation))
             if priced < 2:
                 return None
             found = self.pending[value] = ([], [])
@@ -438,14 +439,15 @@ class Builder:
         targets = list(dict.fromkeys([*(n for _, needs in uses for n in needs), *conversions]))
         column = {t: k for k, t in enumerate(targets)}
         price = self.pricer.matrix(ty, tuple(classes), tuple(targets), mesh)
-        shared = Shared(value, u, rows, targets, price, fixed=np.zeros(len(targets), dtype=bool))
+        wanted: dict[int, np.ndarray] = {}
         for v, needs in uses:
             mask = np.zeros((len(needs), len(targets)), dtype=bool)
             mask[np.arange(len(needs)), [column[n] for n in needs]] = True
-            found = shared.needs.get(v)
-            shared.needs[v] = mask if found is None else found | mask
-        assert shared.fixed is not None
-        shared.fixed[[column[t] for t in conversions]] = True
+            found = wanted.get(v)
+            wanted[v] = mask if found is None else found | mask
+        fixed = np.zeros(len(targets), dtype=bool)
+        fixed[[column[t] for t in conversions]] = True
+        shared = Shared(value, targets, CoverForm(u, rows, price, wanted, fixed))
         shared.build(domains)
         self.problem.shared.append(shared)
         for w in shared.scope:

@@ -17,26 +17,26 @@ from typing import Any
 from xdsl.dialects.builtin import ModuleOp
 
 from sbpc.dialects.sbp import GlobalTensorType
-from sbpc.dialects.units import US_PER_SECOND
+from sbpc.dialects.units import US_PER_SECOND, human_bytes
 from sbpc.passes.infer_sbp.cache import InferenceCache
 from sbpc.passes.infer_sbp.candidates import format_nd_sig
 from sbpc.passes.infer_sbp.global_search import shared as global_shared
 from sbpc.passes.infer_sbp.global_search.objective import plan_objective
 from sbpc.passes.infer_sbp.global_search.problem import Pricer
 from sbpc.passes.infer_sbp.global_search.search import FunctionResult, free_arguments, infer_module_global
-from sbpc.passes.infer_sbp.infer_pass import OpRecord
-from sbpc.passes.infer_sbp.report import human_bytes
+from sbpc.passes.infer_sbp.local import OpRecord
 from sbpc.passes.infer_sbp.scoring import Candidate, Decision
 
 
 def global_records(
-    module: ModuleOp, budget: int | None, cache: InferenceCache | None = None,
+    module: ModuleOp, budget: int | None, cache: InferenceCache | None = None, time_limit: float | None = None,
 ) -> tuple[list[OpRecord], dict[str, Any]]:
-    """Run rule=global on `module` (a clone the caller owns): the per-op records and the `global`
-    section of the report. Given the pass's `cache`, the pass then reuses the report's solutions."""
+    """Run rule=global on `module` (a clone the caller owns; `time_limit`: seconds per HiGHS run,
+    None for none): the per-op records and the `global` section of the report. Given the pass's
+    `cache`, the pass then reuses the report's solutions."""
     cache = InferenceCache() if cache is None else cache
     pricer = Pricer(cache.planner)
-    results = infer_module_global(module, budget, cache, pricer)
+    results = infer_module_global(module, budget, cache, pricer, time_limit)
     objective = plan_objective(module, pricer)
     records: list[OpRecord] = []
     differs: list[dict[str, Any]] = []

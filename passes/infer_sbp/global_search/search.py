@@ -35,9 +35,10 @@ from sbpc.dialects.sbp_ops import BoxingOp, ToGlobalOp
 from sbpc.dialects.units import human_bytes
 from sbpc.passes.infer_sbp.cache import InferenceCache
 from sbpc.passes.infer_sbp.global_search.problem import Builder, GlobalProblem, Pricer
-from sbpc.passes.infer_sbp.infer_pass import check_explicit, functions
-from sbpc.passes.solver.budget import Dual, close_gap, lagrangian, solve
+from sbpc.passes.infer_sbp.local import check_explicit, functions
+from sbpc.passes.solver.budget import Dual, close_gap, lagrangian
 from sbpc.passes.solver.factor import FactorProblem, Solution, eliminate, min_budget
+from sbpc.passes.solver.solve import solve
 
 
 @dataclass
@@ -50,10 +51,11 @@ class FunctionResult:
     """Per variable, the best local (op-by-op) choice given the others' global choices (ops only)."""
 
 
-def problem_key(f: func.FuncOp, budget: int | None) -> tuple[object, ...]:
-    """Everything a function's problem is built from, as values: the rule, the budget, the printed
-    function (its types, properties, hints and result requirements) and the printed placements
-    around it (hierarchies, device types and links)."""
+def problem_key(f: func.FuncOp, budget: int | None, time_limit: float | None = None) -> tuple[object, ...]:
+    """Everything a function's solution depends on, as values: the rule, the budget, the time limit
+    (None: none, the solution a function of the rest), the printed function (its types, properties,
+    hints and result requirements) and the printed placements around it (hierarchies, device types
+    and links)."""
     text = StringIO()
     printer = SbpPrinter(stream=text)
     scope = f.parent_op()
@@ -62,42 +64,47 @@ def problem_key(f: func.FuncOp, budget: int | None) -> tuple[object, ...]:
             printer.print_op(op)
             text.write("\n")
     printer.print_op(f)
-    return ("global", budget, text.getvalue())
+    return ("global", budget, time_limit, text.getvalue())
 
 
-def search_function(f: func.FuncOp, cache: InferenceCache, pricer: Pricer, budget: int | None) -> FunctionResult:
-    """Build, solve (or take the memoised solution of the same problem) and write back one function."""
+def search_function(
+    f: func.FuncOp, cache: InferenceCache, pricer: Pricer, budget: int | None, time_limit: float | None = None,
+) -> FunctionResult:
+    """Build, solve (or take the memoised solution of the same problem) and write back one function;
+    `time_limit`: seconds per HiGHS run (None: work limits only)."""
     if len(cache.candidates) + len(cache.fitting) >= cache.max_decisions:
         cache.clear()  # the cache's bound (rule=global makes no decisions, only candidate lists)
-    key = problem_key(f, budget)
+    key = problem_key(f, budget, time_limit)
     problem = Builder(f, cache, pricer, budget).build()
     solution = cache.solutions.get(key)
     if solution is None:
         factors = problem.factors()
         if problem.per_edge() and budget is not None:
-            solution = solve_bounded_with_budget(problem, factors, budget)
+            solution = solve_bounded_with_budget(problem, factors, budget, time_limit)
         else:
-            solution = solve(factors, None if budget is None else float(budget))
+            solution = solve(factors, None if budget is None else float(budget), time_limit=time_limit)
         if solution is None:
-            smallest = min_budget(factors)
+            smallest = min_budget(factors, time_limit)
             raise OpError(
                 f, f"func.func @{f.sym_name.data}: mem={budget} bytes ({human_bytes(budget or 0)}) is too small; the "
                 f"smallest budget this function fits is {int(smallest)} bytes ({human_bytes(smallest)})")
         if problem.per_edge() and budget is None:
-            solution = bound_per_edge(problem, factors, solution)
+            solution = bound_per_edge(problem, factors, solution, time_limit)
         cache.remember_solution(key, solution)
     solution = dataclasses.replace(solution, choice=list(solution.choice))  # the memo's copy stays as solved
     apply_solution(problem, solution.choice)
     return FunctionResult(problem, solution)
 
 
-def solve_bounded_with_budget(problem: GlobalProblem, factors: FactorProblem, budget: int) -> Solution | None:
+def solve_bounded_with_budget(
+    problem: GlobalProblem, factors: FactorProblem, budget: int, time_limit: float | None = None,
+) -> Solution | None:
     """Under a budget, where shared values are charged per edge: plans from the upper bound
     (`factors`) and its lower-bound twin — each one's elimination optimum if it fits, else its
     Lagrangian dual's plan — priced exactly, the twin's bound kept; then, if a gap is left,
     `close_gap` on the exact problem (those values as `covers`): reduced-cost fixing by the twin's
-    dual and one time-limited HiGHS solve of what is left, started from the best plan. One MIP,
-    where solving both bounds as plans would take two. None: nothing fits."""
+    dual and one HiGHS solve of what is left, started from the best plan. One MIP, where solving
+    both bounds as plans would take two. None: nothing fits."""
     started = time.perf_counter()
     plans: list[list[int]] = []
     bound = -np.inf
@@ -111,28 +118,30 @@ def solve_bounded_with_budget(problem: GlobalProblem, factors: FactorProblem, bu
             plans.append(exact.choice)
             bound = max(bound, exact.objective) if is_lower else bound
             continue
-        dual, solver = lagrangian(fp, float(budget)), "lagrangian"
+        dual, solver = lagrangian(fp, float(budget), time_limit=time_limit), "lagrangian"
         if dual.plan is not None:
             plans.append(dual.plan.choice)
         if is_lower:
             bound, fixing = max(bound, dual.bound), (fp, dual)
     values = [problem.value(c, factors) for c in plans]
     best = (plans[int(np.argmin(values))], min(values)) if plans else None
-    plan, bound, ran = close_gap(problem.factors(covers=True), float(budget), best, bound, fixing, 60.0)
+    plan, bound, ran = close_gap(problem.factors(covers=True), float(budget), best, bound, fixing, time_limit)
     if plan is None:
         return None
     return Solution(plan[0], plan[1], min(plan[1], bound), f"{solver}{ran}(shared boxing bounded)",
                     time.perf_counter() - started)
 
 
-def bound_per_edge(problem: GlobalProblem, factors: FactorProblem, solution: Solution) -> Solution:
+def bound_per_edge(
+    problem: GlobalProblem, factors: FactorProblem, solution: Solution, time_limit: float | None = None,
+) -> Solution:
     """Without a budget, where shared values are charged per edge (`GlobalProblem.per_edge`),
     `solution` optimises an upper bound: solve the matching lower bound too (`solve`, elimination
     where it stays narrow), keep whichever plan is cheaper priced exactly, and report that exact
     objective with the lower bound's bound (a gap where the two differ). Under a budget,
     `solve_bounded_with_budget` instead."""
     started = time.perf_counter()
-    lower = solve(problem.factors(lower=True))
+    lower = solve(problem.factors(lower=True), time_limit=time_limit)
     plans = [solution.choice] + ([] if lower is None else [lower.choice])
     exact = [problem.value(c, factors) for c in plans]
     best = int(np.argmin(exact))
@@ -167,11 +176,12 @@ def apply_solution(problem: GlobalProblem, choice: list[int]) -> None:
 
 def infer_module_global(
     module: ModuleOp, budget: int | None, cache: InferenceCache | None = None, pricer: Pricer | None = None,
+    time_limit: float | None = None,
 ) -> list[FunctionResult]:
-    """rule=global on every function of `module`."""
+    """rule=global on every function of `module` (`time_limit`: seconds per HiGHS run, or None)."""
     cache = InferenceCache() if cache is None else cache
     pricer = Pricer(cache.planner) if pricer is None else pricer
-    return [search_function(f, cache, pricer, budget) for f in functions(module)]
+    return [search_function(f, cache, pricer, budget, time_limit) for f in functions(module)]
 
 
 def free_arguments(result: FunctionResult) -> dict[str, NdSbpAttr]:

@@ -13,6 +13,7 @@
 // CHECK:      {{^}}report: Write the SBP report of the module, as it stands in the pipeline, to stderr.
 // CHECK-NEXT: {{^}}    rule=oneflow | cost | global (default oneflow)
 // CHECK-NEXT: {{^}}    mem=BYTES (rule=global only; e.g. 64MiB, 2GiB){{.*}}
+// CHECK-NEXT: {{^}}    time-limit=SECONDS (rule=global only; per HiGHS run){{.*}}
 // CHECK-NEXT: {{^}}    format=text | json | dot (default text)
 // CHECK-NEXT: {{^}}    planner=optimal | oneflow (default optimal)
 // CHECK:      {{^}}lower-to-ascendc:
