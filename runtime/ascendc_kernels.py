@@ -1,11 +1,12 @@
 """Run local fmod ops through the emitted Ascend C kernels on the CPU shim (`sbp-run --kernels ascendc-cpu`).
 
-For each local `sbp.fmod` / `sbp.fmod_scalar` the simulator hands over a rank's local arrays; the
+For each local `sbp.fmod` / `sbp.fmod_scalar` the simulator hands over a rank's local arrays (the
+overrides are keyed by op class, as `runtime.op_impls` is); the
 bridge computes that shard's tiling with `lowering/ascendc/tiling.py`, prints the kernel exactly as
 `sbp-translate --emit-ascendc` does (same IR, same printer), compiles it once per dtype with g++
 against the shim (`lowering/ascendc/cpu/runner.py`, cached) and runs it on every simulated core.
 
-Two meanings of fmod meet here (SPEC §2.4, §5): the IR's `sbp.fmod` is C fmod (`runtime.ops_numpy`),
+Two meanings of fmod meet here (SPEC §2.4, §5): the IR's `sbp.fmod` is C fmod (`runtime.op_impls`),
 the kernels compute the TBE formula (`lowering/ascendc/fmod_reference.py`). The global reference of a run with
 these kernels uses the formula, so the kernels are checked bit for bit; `FmodDeviation` measures, on
 the same operands, how far the formula lands from C fmod, which `sbp-run --check` reports.
@@ -25,15 +26,17 @@ from xdsl.ir import Operation, SSAValue
 
 from sbpc.dialects import dtypes
 from sbpc.dialects.layout import LayoutAttr
+from sbpc.dialects.sbp_ops import FmodOp, FmodScalarOp
 from sbpc.lowering.ascendc.cann_project import write_atomic
 from sbpc.lowering.ascendc.cpu.roofline import LaunchProfile, profile_launch
 from sbpc.lowering.ascendc.cpu.runner import compile_kernel, run_kernel
+from sbpc.lowering.ascendc.fmod_reference import fmod_scalar_reference, fmod_tensor_reference
 from sbpc.lowering.ascendc.printer import AscendCPrinter, tiling_header
 from sbpc.lowering.ascendc.soc import DEFAULT_SOC
 from sbpc.lowering.ascendc.tiling import TensorView, compute_tiling
 from sbpc.lowering.ascendc.to_ascendc import KERNELS, make_kernel
-
-Kernel = Callable[[list[np.ndarray], Operation], np.ndarray]
+from sbpc.runtime.op_impls import Overrides, impl_of
+from sbpc.runtime.ops_numpy import Kernel, scalar_value
 
 
 class _Text:
@@ -155,18 +158,18 @@ class KernelProfiler:
     _op: Operation | None = None
     _rank: int = 0
 
-    def overrides(self) -> dict[str, Kernel]:
+    def overrides(self) -> Overrides:
         """`kernel_overrides()` that also record each launch."""
 
-        def counted(run: Callable[[list[np.ndarray], Operation, KernelProfiler], np.ndarray]) -> Kernel:
-            def kernel(operands: list[np.ndarray], op: Operation) -> np.ndarray:
+        def counted(run: Callable[[Operation, list[np.ndarray], KernelProfiler], np.ndarray]) -> Kernel:
+            def kernel(op: Operation, operands: list[np.ndarray]) -> np.ndarray:
                 self._rank = self._rank + 1 if op is self._op else 0
                 self._op = op
-                return run(operands, op, self)
+                return run(op, operands, self)
 
             return kernel
 
-        return {"sbp.fmod": counted(_fmod), "sbp.fmod_scalar": counted(_fmod_scalar)}
+        return {FmodOp: counted(_fmod), FmodScalarOp: counted(_fmod_scalar)}
 
     def next_rank(self) -> int:
         return self._rank
@@ -175,40 +178,33 @@ class KernelProfiler:
         self.launches.append(launch)
 
 
-def _fmod(operands: list[np.ndarray], op: Operation, profiler: KernelProfiler | None = None) -> np.ndarray:
+def _fmod(op: Operation, operands: list[np.ndarray], profiler: KernelProfiler | None = None) -> np.ndarray:
     self_view = layout_view(op.operands[0], operands[0].shape)
     other_view = layout_view(op.operands[1], operands[1].shape)
     return run_fmod(operands[0], operands[1], profiler=profiler, self_view=self_view, other_view=other_view)
 
 
-def _fmod_scalar(operands: list[np.ndarray], op: Operation, profiler: KernelProfiler | None = None) -> np.ndarray:
-    from sbpc.runtime.ops_numpy import scalar_value
-
+def _fmod_scalar(op: Operation, operands: list[np.ndarray], profiler: KernelProfiler | None = None) -> np.ndarray:
     self_view = layout_view(op.operands[0], operands[0].shape)
     return run_fmod(operands[0], scalar_value(op, "other"), profiler=profiler, self_view=self_view)
 
 
-def _reference_fmod(operands: list[np.ndarray], op: Operation) -> np.ndarray:
-    from sbpc.lowering.ascendc.fmod_reference import fmod_tensor_reference
-
+def _reference_fmod(op: Operation, operands: list[np.ndarray]) -> np.ndarray:
     return fmod_tensor_reference(operands[0], operands[1].astype(operands[0].dtype, copy=False))
 
 
-def _reference_fmod_scalar(operands: list[np.ndarray], op: Operation) -> np.ndarray:
-    from sbpc.lowering.ascendc.fmod_reference import fmod_scalar_reference
-    from sbpc.runtime.ops_numpy import scalar_value
-
+def _reference_fmod_scalar(op: Operation, operands: list[np.ndarray]) -> np.ndarray:
     return fmod_scalar_reference(operands[0], scalar_value(op, "other"))
 
 
-def reference_overrides() -> dict[str, Kernel]:
+def reference_overrides() -> Overrides:
     """The numpy TBE-formula emulation the kernels must match bit for bit (the global reference)."""
-    return {"sbp.fmod": _reference_fmod, "sbp.fmod_scalar": _reference_fmod_scalar}
+    return {FmodOp: _reference_fmod, FmodScalarOp: _reference_fmod_scalar}
 
 
-def kernel_overrides() -> dict[str, Kernel]:
-    """op name -> kernel(local operands, op), the interface of `runtime.ops_numpy.KERNELS`."""
-    return {"sbp.fmod": _fmod, "sbp.fmod_scalar": _fmod_scalar}
+def kernel_overrides() -> Overrides:
+    """op class -> kernel(op, local operands), run in place of the op's `OpImpl.numpy`."""
+    return {FmodOp: _fmod, FmodScalarOp: _fmod_scalar}
 
 
 @dataclass
@@ -224,19 +220,20 @@ class FmodDeviation:
     worst: float = 0.0
     worst_at: tuple[Operation, tuple[int, ...], str, str] | None = None
 
-    def overrides(self) -> dict[str, Kernel]:
+    def overrides(self) -> Overrides:
         """`reference_overrides()`, each also comparing its result with the IR's C fmod."""
-        from sbpc.runtime.ops_numpy import KERNELS as C_FMOD
 
         def measured(kernel: Kernel) -> Kernel:
-            def run(operands: list[np.ndarray], op: Operation) -> np.ndarray:
-                got = kernel(operands, op)
-                self.record(op, got, C_FMOD[op.name](operands, op))
+            def run(op: Operation, operands: list[np.ndarray]) -> np.ndarray:
+                got = kernel(op, operands)
+                c_fmod = impl_of(op)
+                assert c_fmod is not None
+                self.record(op, got, c_fmod.numpy(op, operands))
                 return got
 
             return run
 
-        return {name: measured(kernel) for name, kernel in reference_overrides().items()}
+        return {cls: measured(kernel) for cls, kernel in reference_overrides().items()}
 
     def record(self, op: Operation, got: np.ndarray, exact: np.ndarray) -> None:
         g, e = got.astype(np.float64), exact.astype(np.float64)

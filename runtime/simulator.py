@@ -3,8 +3,8 @@
 A distributed value is a dict `mesh coordinate -> local numpy array` (`collectives.Shards`).
 The program is run once, op by op (a plain walker over the entry function's body):
 
-* compute ops apply the `runtime.ops_numpy` kernel on every rank's local arrays; `sbp.reshape`
-  reshapes each rank's shard to that rank's local result shape;
+* compute ops run their numpy implementation (`runtime.op_impls`, found by op class) on every rank's
+  local arrays; `sbp.reshape` reshapes each rank's shard to that rank's local result shape;
 * collectives (`sbp.all_gather`, `all_reduce`, `reduce_scatter`, `all_to_all`, `all_slice`,
   `to_partial`) run `dialects.collectives.execute_step` on their op's `KIND`, the one definition of
   every SBP transition, which also counts the bytes each rank sends;
@@ -58,18 +58,16 @@ from sbpc.dialects.collectives import (
 from sbpc.dialects.errors import OpError
 from sbpc.dialects.placement import lookup_placement_named
 from sbpc.dialects.sbp import GlobalTensorType, NdSbpAttr, PartialAttr, ReduceKind, SignatureAttr, nd_sbp
-from sbpc.dialects.sbp_ops import BoxingOp, ConversionOp, MatmulOp, ReduceSumOp, ReshapeOp, ToGlobalOp, describe_op
+from sbpc.dialects.sbp_ops import BoxingOp, ConversionOp, ReshapeOp, ToGlobalOp, describe_op
 from sbpc.dialects.sharding import local_shape
-from sbpc.runtime import ops_numpy
-from sbpc.runtime.ops_numpy import Kernel, dtype_name, is_integer, np_dtype
+from sbpc.runtime.op_impls import Overrides, impl_of, run_numpy
+from sbpc.runtime.ops_numpy import dtype_name, element_type_of, is_integer, np_dtype
 
 UNLOWERED: dict[type[Operation], str] = {
     BoxingOp: "run lower-boxing first",
     ToGlobalOp: "run materialize-boxing and lower-boxing first",
 }
 """Conversions the simulator runs only between equal types, and what to do about the others."""
-SUMMING_OPS = (MatmulOp, ReduceSumOp)
-"""Ops whose float results depend on the order blocked or split accumulation adds in."""
 
 
 class SimulationError(Exception):
@@ -249,7 +247,7 @@ def collective_step(op: CollectiveOp) -> Step:
     placement = _symbol_name(_prop(op, "placement"))
     if not isinstance(src_sbp, NdSbpAttr) or not isinstance(dst_sbp, NdSbpAttr) or shape is None or placement is None:
         raise OpError(op, f"{op.name} on builtin tensors needs placement, src_sbp, dst_sbp and global_shape properties")
-    return Step(op, kind, tuple(src_sbp), tuple(dst_sbp), axes, shape, np_dtype(ops_numpy.element_type_of(dst_ty)),
+    return Step(op, kind, tuple(src_sbp), tuple(dst_sbp), axes, shape, np_dtype(element_type_of(dst_ty)),
                 placement, placement_hierarchy(op, placement))
 
 
@@ -341,9 +339,7 @@ def reshape_local_shapes(op: Operation, coords: Sequence[Coord]) -> dict[Coord, 
     raise OpError(op, f"sbp.reshape to {ty} needs a local_shapes property (one local shape per rank)")
 
 
-def _run_local(
-    op: Operation, env: dict[SSAValue, Shards], kernels: dict[str, Kernel] | None
-) -> Shards:
+def _run_local(op: Operation, env: dict[SSAValue, Shards], kernels: Overrides | None) -> Shards:
     operands = [env[v] for v in op.operands]
     coords = sorted(operands[0]) if operands else []
     for i, shards in enumerate(operands[1:], 1):
@@ -353,7 +349,7 @@ def _run_local(
     out: Shards = {}
     for coord in coords:
         try:
-            out[coord] = ops_numpy.apply(op, [s[coord] for s in operands], shapes.get(coord), kernels)
+            out[coord] = run_numpy(op, [s[coord] for s in operands], shapes.get(coord), kernels)
         except OpError:
             raise
         except Exception as error:
@@ -364,11 +360,11 @@ def _run_local(
 
 
 def simulate(
-    module: ModuleOp, entry: str, shards_per_input: Sequence[Shards], kernels: dict[str, Kernel] | None = None
+    module: ModuleOp, entry: str, shards_per_input: Sequence[Shards], kernels: Overrides | None = None
 ) -> tuple[list[Shards], list[CollectiveRecord]]:
     """Run the compiled program in lock step on every rank: per-output shards and the collective byte log.
 
-    `kernels` overrides `ops_numpy.KERNELS` per op name (e.g. fmod through an Ascend C kernel).
+    `kernels` overrides ops' numpy implementations by op class (e.g. fmod through an Ascend C kernel).
     """
     fn = find_function(module, entry)
     args, _ = function_signature(module, entry)
@@ -407,7 +403,7 @@ def simulate(
                                       f"collectives: {todo}")
                 env[op.results[0]] = env[op.operands[0]]
                 continue
-            if name in ops_numpy.KERNELS:
+            if impl_of(op) is not None:
                 check_signature(op)
                 out = _run_local(op, env, kernels)
                 ty = op.results[0].type
@@ -431,7 +427,7 @@ def _describe_type(ty: Attribute) -> str:
 
 
 def reference(
-    module: ModuleOp, entry: str, inputs: Sequence[np.ndarray], kernels: dict[str, Kernel] | None = None
+    module: ModuleOp, entry: str, inputs: Sequence[np.ndarray], kernels: Overrides | None = None
 ) -> list[np.ndarray]:
     """Run the original global program on full arrays; distribution ops are identities."""
     fn = find_function(module, entry)
@@ -452,9 +448,9 @@ def reference(
             if isinstance(op, ReshapeOp) and not isinstance(op.results[0].type, GlobalTensorType):
                 raise OpError(op, f"{name} on per-rank tensors has no global result shape: the reference needs the "
                                   "global program")
-            if name in ops_numpy.KERNELS:
+            if impl_of(op) is not None:
                 try:
-                    env[op.results[0]] = ops_numpy.apply(op, [env[v] for v in op.operands], None, kernels)
+                    env[op.results[0]] = run_numpy(op, [env[v] for v in op.operands], None, kernels)
                 except Exception as error:
                     raise OpError(op, f"{describe_op(op)}: reference computation failed: {error}") from error
                 continue
@@ -506,9 +502,10 @@ def reorders_float_sums(module: ModuleOp, entry: str) -> bool:
     fn = find_function(module, entry)
     unknown = False
     for op in fn.walk():
-        if op.name not in ops_numpy.KERNELS:
+        implementation = impl_of(op)
+        if implementation is None:
             continue
-        if isinstance(op, SUMMING_OPS):
+        if implementation.accumulates:
             ty = op.results[0].type
             if isinstance(ty, GlobalTensorType | TensorType) and not is_integer(np_dtype(ty.element_type)):
                 return True

@@ -4,7 +4,7 @@
   imported torch (fork costs ~0.2 s; spawn re-imports torch per child, 6–13 s). Children
   rendezvous on a FileStore in a fresh temporary directory, run with one thread each, create every
   process group of the program in one order (`torch_collectives.ProcessGroups`) and run the entry
-  function: local ops through `runtime.ops_torch`, collectives through
+  function: local ops through their torch implementations (`runtime.op_impls`), collectives through
   `torch_collectives.RankCollectives` (an executor of `dialects.collectives`, as the simulator is).
 * Under torchrun (`RANK`/`WORLD_SIZE`/`MASTER_ADDR` set), `run_as_rank` runs this process's rank
   only; rank 0 gathers the outputs and the timings.
@@ -41,7 +41,7 @@ import numpy as np
 import torch
 import torch.distributed as dist
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.dialects.builtin import IntegerType, ModuleOp, TensorType
 from xdsl.ir import Operation, SSAValue
 
 from sbpc.dialects.collective_ops import CollectiveOp
@@ -52,6 +52,7 @@ from sbpc.dialects.sbp import GlobalTensorType
 from sbpc.dialects.sbp_ops import ReshapeOp, describe_op
 from sbpc.passes.cost.comm import DEFAULT_MODEL, placement_model, step_time
 from sbpc.runtime import ops_numpy, ops_torch
+from sbpc.runtime.op_impls import Overrides, impl_of, run_torch
 from sbpc.runtime.simulator import (
     UNLOWERED,
     Step,
@@ -86,7 +87,7 @@ class Job:
     module: ModuleOp
     entry: str
     shards: Sequence[Shards]
-    kernels: dict[str, ops_numpy.Kernel] | None = None
+    kernels: Overrides | None = None
 
 
 @dataclass
@@ -255,12 +256,12 @@ def _run_rank(job: Job, coord: Coord, comm: RankCollectives, rank: int, progress
                     raise OpError(op, f"{describe_op(op)} is not lowered to collectives: {todo}")
                 env[op.results[0]] = env[op.operands[0]]
                 continue
-            if op.name not in ops_numpy.KERNELS:
+            if impl_of(op) is None:
                 raise OpError(op, f"{op.name} is not supported by the torch backend")
             check_signature(op)
             shape = reshape_local_shapes(op, [coord])[coord] if isinstance(op, ReshapeOp) else None
             try:
-                out = ops_torch.apply(op, [env[v] for v in op.operands], shape, job.kernels)
+                out = run_torch(op, [env[v] for v in op.operands], shape, job.kernels)
             except OpError:
                 raise
             except Exception as error:
@@ -372,13 +373,13 @@ def _serialised(job: Job, lock: Lock) -> Job:
         return job
 
     def locked(kernel: ops_numpy.Kernel) -> ops_numpy.Kernel:
-        def call(operands: list[np.ndarray], op: Operation) -> np.ndarray:
+        def call(op: Operation, operands: list[np.ndarray]) -> np.ndarray:
             with lock:
-                return kernel(operands, op)
+                return kernel(op, operands)
 
         return call
 
-    return Job(job.module, job.entry, job.shards, {name: locked(k) for name, k in job.kernels.items()})
+    return Job(job.module, job.entry, job.shards, {cls: locked(k) for cls, k in job.kernels.items()})
 
 
 def run_local(jobs: Sequence[Job], options: TorchOptions = TorchOptions()) -> list[TorchResult]:
@@ -561,12 +562,11 @@ def run_as_rank(job: Job, options: TorchOptions = TorchOptions()) -> TorchResult
 
 def rounds_differently(module: ModuleOp, entry: str) -> bool:
     """Whether a float op of the compiled program rounds differently in torch than in numpy
-    (`ops_torch.ROUNDS_DIFFERENTLY`): then `--check` compares within its tolerance."""
+    (`OpImpl.torch_rounds_differently`): then `--check` compares within its tolerance."""
     for op in find_function(module, entry).walk():
-        if op.name in ops_torch.ROUNDS_DIFFERENTLY and op.results:
+        if (found := impl_of(op)) is not None and found.torch_rounds_differently and op.results:
             ty = op.results[0].type
-            if isinstance(ty, GlobalTensorType | TensorType) and not ops_numpy.is_integer(
-                    ops_numpy.np_dtype(ty.element_type)):
+            if isinstance(ty, GlobalTensorType | TensorType) and not isinstance(ty.element_type, IntegerType):
                 return True
     return False
 

@@ -21,10 +21,6 @@ from sbpc.dialects.sbp import ReduceKind
 
 CMPI_EQ = 0
 
-_FLOAT_BINARY = {ops.AddOp: "arith.addf", ops.SubOp: "arith.subf", ops.MulOp: "arith.mulf",
-                 ops.DivOp: "arith.divf", ops.MaximumOp: "arith.maximumf", ops.MinimumOp: "arith.minimumf"}
-_INT_BINARY = {ops.AddOp: "arith.addi", ops.SubOp: "arith.subi", ops.MulOp: "arith.muli",
-               ops.DivOp: "arith.divsi", ops.MaximumOp: "arith.maxsi", ops.MinimumOp: "arith.minsi"}
 
 
 def generic_op(name: str, operands: Sequence[SSAValue] = (), results: Sequence[Attribute] = (),
@@ -91,42 +87,84 @@ class Body:
         return Region(self.block)
 
 
-def scalar_body(op: Operation, out_elt: Attribute) -> Callable[[Body, Sequence[SSAValue]], SSAValue] | None:
-    """The scalar body of an elementwise op with result element type `out_elt`, or None if `op` is
-    not elementwise."""
-    floating = is_float(out_elt)
-    kind = type(op)
-    if isinstance(op, ops.DivOp) and not floating:
-        return lambda b, a: _guarded(b, "arith.divsi", a[0], a[1], out_elt)
-    if kind in _FLOAT_BINARY:
-        name = (_FLOAT_BINARY if floating else _INT_BINARY)[kind]
+ScalarFn = Callable[[Body, Sequence[SSAValue]], SSAValue]
+"""Builds the body's result from its element arguments."""
+ScalarBody = Callable[[Operation, Attribute], ScalarFn]
+"""The scalar function of an elementwise op, given its result element type."""
+
+
+def _binary(float_name: str, int_name: str) -> ScalarBody:
+    def body(op: Operation, out_elt: Attribute) -> ScalarFn:
+        name = float_name if is_float(out_elt) else int_name
         return lambda b, a: b.op(name, a, out_elt)
-    if isinstance(op, ops.FmodOp):
-        return lambda b, a: _fmod(b, a[0], a[1], out_elt)
-    if isinstance(op, ops.FmodScalarOp):
-        other = op.other.value.data
-        return lambda b, a: _fmod(b, a[0], b.const(_const_attr(other, out_elt), out_elt), out_elt)
-    if isinstance(op, ops.AddScalarOp | ops.MulScalarOp):
-        name = ("arith.addf" if floating else "arith.addi") if isinstance(op, ops.AddScalarOp) else (
-            "arith.mulf" if floating else "arith.muli")
+
+    return body
+
+
+def _div(op: Operation, out_elt: Attribute) -> ScalarFn:
+    if is_float(out_elt):
+        return lambda b, a: b.op("arith.divf", a, out_elt)
+    return lambda b, a: _guarded(b, "arith.divsi", a[0], a[1], out_elt)
+
+
+def _fmod_scalar(op: Operation, out_elt: Attribute) -> ScalarFn:
+    assert isinstance(op, ops.FmodScalarOp)
+    other = op.other.value.data
+    return lambda b, a: _fmod(b, a[0], b.const(_const_attr(other, out_elt), out_elt), out_elt)
+
+
+def _with_scalar(float_name: str, int_name: str) -> ScalarBody:
+    def body(op: Operation, out_elt: Attribute) -> ScalarFn:
+        assert isinstance(op, ops.AddScalarOp | ops.MulScalarOp)
+        name = float_name if is_float(out_elt) else int_name
         value = op.scalar.value.data
         return lambda b, a: b.op(name, [a[0], b.const(_const_attr(value, out_elt), out_elt)], out_elt)
-    if isinstance(op, ops.ReluOp):
-        name = "arith.maximumf" if floating else "arith.maxsi"
-        return lambda b, a: b.op(name, [a[0], b.const(_const_attr(0, out_elt), out_elt)], out_elt)
-    if isinstance(op, ops.NegOp):
-        if floating:
-            return lambda b, a: b.op("arith.negf", a, out_elt)
-        return lambda b, a: b.op("arith.subi", [b.const(_const_attr(0, out_elt), out_elt), a[0]], out_elt)
-    if isinstance(op, ops.ExpOp):
-        if not floating:
-            raise OpError(op, f"{op.name} on {out_elt} has no math.exp form")
-        return lambda b, a: in_f32(b, "math.exp", a, out_elt)
-    if isinstance(op, ops.CastOp):
-        return lambda b, a: _cast(b, a[0], out_elt)
-    if isinstance(op, ops.GeluOp):
-        return lambda b, a: narrow(b, _gelu(b, widen(b, a[0])), out_elt)
-    return None
+
+    return body
+
+
+def _relu(op: Operation, out_elt: Attribute) -> ScalarFn:
+    name = "arith.maximumf" if is_float(out_elt) else "arith.maxsi"
+    return lambda b, a: b.op(name, [a[0], b.const(_const_attr(0, out_elt), out_elt)], out_elt)
+
+
+def _neg(op: Operation, out_elt: Attribute) -> ScalarFn:
+    if is_float(out_elt):
+        return lambda b, a: b.op("arith.negf", a, out_elt)
+    return lambda b, a: b.op("arith.subi", [b.const(_const_attr(0, out_elt), out_elt), a[0]], out_elt)
+
+
+def _exp(op: Operation, out_elt: Attribute) -> ScalarFn:
+    if not is_float(out_elt):
+        raise OpError(op, f"{op.name} on {out_elt} has no math.exp form")
+    return lambda b, a: in_f32(b, "math.exp", a, out_elt)
+
+
+SCALAR_BODIES: dict[type[Operation], ScalarBody] = {
+    ops.AddOp: _binary("arith.addf", "arith.addi"),
+    ops.SubOp: _binary("arith.subf", "arith.subi"),
+    ops.MulOp: _binary("arith.mulf", "arith.muli"),
+    ops.DivOp: _div,
+    ops.MaximumOp: _binary("arith.maximumf", "arith.maxsi"),
+    ops.MinimumOp: _binary("arith.minimumf", "arith.minsi"),
+    ops.FmodOp: lambda op, out_elt: lambda b, a: _fmod(b, a[0], a[1], out_elt),
+    ops.FmodScalarOp: _fmod_scalar,
+    ops.AddScalarOp: _with_scalar("arith.addf", "arith.addi"),
+    ops.MulScalarOp: _with_scalar("arith.mulf", "arith.muli"),
+    ops.ReluOp: _relu,
+    ops.NegOp: _neg,
+    ops.ExpOp: _exp,
+    ops.CastOp: lambda op, out_elt: lambda b, a: _cast(b, a[0], out_elt),
+    ops.GeluOp: lambda op, out_elt: lambda b, a: narrow(b, _gelu(b, widen(b, a[0])), out_elt),
+}
+"""Elementwise op class -> its scalar body: the arith/math ops on one element (SPEC §2.4's semantics)."""
+
+
+def scalar_body(op: Operation, out_elt: Attribute) -> ScalarFn | None:
+    """The scalar body of an elementwise op with result element type `out_elt`, or None if `op` is
+    not elementwise."""
+    make = SCALAR_BODIES.get(type(op))
+    return None if make is None else make(op, out_elt)
 
 
 GELU_C = float(np.sqrt(2.0 / np.pi))  # ops_numpy's constant, rounded to f32 as it is there

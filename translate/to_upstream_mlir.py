@@ -12,6 +12,7 @@ runs on the dynamic type between two `tensor.cast`s. The numerics are ops_numpy'
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
@@ -45,11 +46,20 @@ from sbpc.dialects.errors import OpError
 from sbpc.dialects.placement import PlacementOp
 from sbpc.dialects.sbp import BroadcastAttr, GlobalTensorType, NdSbpAttr, PartialAttr, ReduceKind, SplitAttr
 from sbpc.dialects.sharding import local_slices
-from sbpc.translate.linalg_bodies import CMPI_EQ, Body, generic_op, identity, is_float, narrow, scalar_body, widen
+from sbpc.translate.linalg_bodies import (
+    CMPI_EQ,
+    SCALAR_BODIES,
+    Body,
+    generic_op,
+    identity,
+    is_float,
+    narrow,
+    scalar_body,
+    widen,
+)
 
 _INDEX = IndexType()
 
-_REDUCE = {ops.ReduceSumOp: ReduceKind.SUM, ops.ReduceMaxOp: ReduceKind.MAX, ops.ReduceMinOp: ReduceKind.MIN}
 # collective KIND (dialects.collectives) -> shard op, its tensor-axis properties with the side (src/dst
 # SBP) whose split gives them (wave2.md §2's mapping), and whether it carries a reduction kind
 _SHARD_OPS: dict[str, tuple[str, tuple[tuple[str, str], ...], bool]] = {
@@ -433,20 +443,31 @@ class FuncEmitter:
             return self.collective(op, args[0])
         if isinstance(op, ops.ConversionOp):
             raise OpError(op, f"{op.name} is left in the per-rank program: run lower-boxing before --emit-mlir")
-        if isinstance(op, ops.MatmulOp):
-            return self.matmul(op, args[0], args[1])
-        if isinstance(op, ops.ReduceOp):
-            return self.reduce(op, args[0], _REDUCE[type(op)])
-        if isinstance(op, ops.TransposeOp):
-            return self.transpose(op, args[0])
-        if isinstance(op, ops.ReshapeOp):
-            return self.reshape(op, args[0])
-        if isinstance(op, ops.LayerNormOp):
-            return self.layer_norm(op, args[0], args[1], args[2])
-        scalar = scalar_body(op, builtin_tensor(op, op.results[0].type).element_type)
-        if scalar is None:
+        lower = LOWERINGS.get(type(op))
+        if lower is None:
             raise OpError(op, f"{op.name} has no upstream MLIR form in --emit-mlir")
+        return lower(self, op, args)
+
+    def scalar_op(self, op: Operation, args: list[SSAValue]) -> SSAValue:
+        """An elementwise op: its scalar body (`linalg_bodies.SCALAR_BODIES`) in a parallel linalg.generic."""
+        scalar = scalar_body(op, builtin_tensor(op, op.results[0].type).element_type)
+        assert scalar is not None
         return self.elementwise(op, args, scalar)
+
+
+Lowering = Callable[[FuncEmitter, Any, list[SSAValue]], SSAValue]
+LOWERINGS: dict[type[Operation], Lowering] = {
+    ops.MatmulOp: lambda e, op, a: e.matmul(op, a[0], a[1]),
+    ops.ReduceSumOp: lambda e, op, a: e.reduce(op, a[0], ReduceKind.SUM),
+    ops.ReduceMaxOp: lambda e, op, a: e.reduce(op, a[0], ReduceKind.MAX),
+    ops.ReduceMinOp: lambda e, op, a: e.reduce(op, a[0], ReduceKind.MIN),
+    ops.TransposeOp: lambda e, op, a: e.transpose(op, a[0]),
+    ops.ReshapeOp: lambda e, op, a: e.reshape(op, a[0]),
+    ops.LayerNormOp: lambda e, op, a: e.layer_norm(op, a[0], a[1], a[2]),
+    **dict.fromkeys(SCALAR_BODIES, lambda e, op, a: e.scalar_op(op, a)),
+}
+"""Compute op class -> how `FuncEmitter` writes it in upstream dialects (called with the emitter, the op
+and its translated operands)."""
 
 
 def builtin_tensor(op: Operation, ty: Attribute) -> TensorType:

@@ -12,6 +12,7 @@ from sbpc.dialects.sbp import BROADCAST, split
 from sbpc.dialects.sbp_ops import GeluOp, LayerNormOp
 from sbpc.dialects.signatures import LayerNormRule, SbpRule
 from sbpc.runtime import ops_numpy, ops_torch
+from sbpc.runtime.op_impls import IMPLS
 from sbpc.tools.sbp_opt import register_dialects
 
 PROGRAM = """
@@ -55,14 +56,14 @@ def test_numpy_semantics_match_the_formulas(dtype: str, rtol: float) -> None:
     for eps_text, eps in (("", 1e-5), ("{epsilon = 4.0 : f32}", 4.0)):
         ln, gelu = _ops(dtype, eps_text)
         assert ln.get_epsilon() == eps
-        got = ops_numpy.KERNELS["sbp.layer_norm"]([x, gamma, gamma], ln)
+        got = IMPLS[LayerNormOp].numpy(ln, [x, gamma, gamma])
         assert got.dtype == np_dtype and got.shape == x.shape
         want = _layer_norm64(x, gamma, gamma, eps)
         np.testing.assert_allclose(got.astype(np.float64), want, rtol=rtol, atol=rtol)
         # epsilon is read: the default and 4.0 give visibly different results on these rows.
         other = _layer_norm64(x, gamma, gamma, 4.0 if eps != 4.0 else 1e-5)
         assert np.abs(got.astype(np.float64) - other).max() > 10 * rtol
-    got = ops_numpy.KERNELS["sbp.gelu"]([x], gelu)
+    got = IMPLS[GeluOp].numpy(gelu, [x])
     assert got.dtype == np_dtype
     np.testing.assert_allclose(got.astype(np.float64), _gelu64(x), rtol=rtol, atol=rtol)
     # tanh form, not the erf form: they differ by ~1e-4 around |x| = 2.
@@ -77,8 +78,8 @@ def test_layer_norm_rows_are_independent() -> None:
     rng = np.random.default_rng(1)
     x = rng.standard_normal((3, 5, 7)).astype(np.float32)
     g = rng.standard_normal(7).astype(np.float32)
-    whole = ops_numpy.KERNELS["sbp.layer_norm"]([x, g, g], ln)
-    part = ops_numpy.KERNELS["sbp.layer_norm"]([x[1:], g, g], ln)
+    whole = IMPLS[LayerNormOp].numpy(ln, [x, g, g])
+    part = IMPLS[LayerNormOp].numpy(ln, [x[1:], g, g])
     assert whole[1:].tobytes() == part.tobytes()
 
 
@@ -90,12 +91,13 @@ def test_torch_semantics_match_numpy(dtype: str) -> None:
     x = (rng.standard_normal((3, 5, 7)) * 2).astype(np_dtype)
     g = rng.standard_normal(7).astype(np_dtype)
     tol = 1e-5 if dtype == "f32" else 1.6e-2
-    for name, op, args in (("sbp.layer_norm", ln, [x, g, g]), ("sbp.gelu", gelu, [x])):
-        want = ops_numpy.KERNELS[name](args, op)
-        got = ops_torch.to_numpy(ops_torch.KERNELS[name]([ops_torch.to_torch(a) for a in args], op))
+    for op, args in ((ln, [x, g, g]), (gelu, [x])):
+        implementation = IMPLS[type(op)]
+        want = implementation.numpy(op, args)
+        got = ops_torch.to_numpy(implementation.torch(op, [ops_torch.to_torch(a) for a in args]))
         assert got.dtype == want.dtype
         np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), rtol=tol, atol=tol)
-    assert {"sbp.layer_norm", "sbp.gelu"} <= ops_torch.ROUNDS_DIFFERENTLY
+        assert implementation.torch_rounds_differently
 
 
 def test_signatures_split_every_axis_but_the_last_and_no_partial() -> None:

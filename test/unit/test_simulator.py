@@ -23,6 +23,7 @@ from sbpc.dialects.errors import OpError
 from sbpc.dialects.sbp import BROADCAST, PartialAttr, ReduceKind, SbpAttr, SplitAttr, partial, split
 from sbpc.runtime import ops_numpy
 from sbpc.runtime.distribute import ReplicaMismatch, assemble, distribute
+from sbpc.runtime.op_impls import run_numpy
 from sbpc.runtime.simulator import (
     compare,
     function_signature,
@@ -79,7 +80,7 @@ def t(shape: str, elt: str, sbp: str = "B") -> str:
 
 
 # ---------------------------------------------------------------------------
-# ops_numpy
+# op_impls (numpy)
 # ---------------------------------------------------------------------------
 
 
@@ -87,10 +88,10 @@ def test_fmod_float_takes_the_sign_of_self() -> None:
     op = binary_op("sbp.fmod", t("4", "f32"), t("4", "f32"), t("4", "f32"))
     a = np.array([7.5, -7.5, 7.5, -7.5], np.float32)
     b = np.array([2, 2, -2, -2], np.float32)
-    out = ops_numpy.apply(op, [a, b])
+    out = run_numpy(op, [a, b])
     assert out.dtype == np.float32
     np.testing.assert_array_equal(out, [1.5, -1.5, 1.5, -1.5])
-    zero = ops_numpy.apply(op, [a, np.zeros(4, np.float32)])
+    zero = run_numpy(op, [a, np.zeros(4, np.float32)])
     assert np.isnan(zero).all()
 
 
@@ -98,7 +99,7 @@ def test_fmod_integer_is_c_remainder_and_zero_divisor_gives_zero() -> None:
     op = binary_op("sbp.fmod", t("6", "i16"), t("6", "i16"), t("6", "i16"))
     a = np.array([7, -7, 7, -7, 5, -32768], np.int16)
     b = np.array([2, 2, -2, -2, 0, -1], np.int16)
-    out = ops_numpy.apply(op, [a, b])
+    out = run_numpy(op, [a, b])
     assert out.dtype == np.int16
     np.testing.assert_array_equal(out, [1, -1, 1, -1, 0, 0])
 
@@ -106,7 +107,7 @@ def test_fmod_integer_is_c_remainder_and_zero_divisor_gives_zero() -> None:
 def test_fmod_broadcasts_other_to_self() -> None:
     op = binary_op("sbp.fmod", t("2x3", "i32"), t("3", "i32"), t("2x3", "i32"))
     a = np.array([[10, -10, 9], [4, 5, -6]], np.int32)
-    out = ops_numpy.apply(op, [a, np.array([3, 4, 0], np.int32)])
+    out = run_numpy(op, [a, np.array([3, 4, 0], np.int32)])
     np.testing.assert_array_equal(out, [[1, -2, 0], [1, 1, 0]])
 
 
@@ -114,7 +115,7 @@ def test_fmod_bf16_computes_in_float32() -> None:
     op = binary_op("sbp.fmod", t("3", "bf16"), t("3", "bf16"), t("3", "bf16"))
     a = np.array([5.5, -5.5, 100.0], BF16)
     b = np.array([2.0, 2.0, 3.0], BF16)
-    out = ops_numpy.apply(op, [a, b])
+    out = run_numpy(op, [a, b])
     assert out.dtype == np.dtype(BF16)
     np.testing.assert_array_equal(out.astype(np.float32), [1.5, -1.5, 1.0])
 
@@ -122,7 +123,7 @@ def test_fmod_bf16_computes_in_float32() -> None:
 def test_fmod_scalar_rounds_the_scalar_to_the_tensor_dtype_first() -> None:
     op = unary_op("sbp.fmod_scalar", t("2", "f16"), "<{other = 0.1 : f32}>")
     x = np.array([1.0, -1.0], np.float16)
-    out = ops_numpy.apply(op, [x])
+    out = run_numpy(op, [x])
     other = np.float32(np.float16(0.1))  # 0.0999755859375
     expected = np.fmod(x.astype(np.float32), other).astype(np.float16)
     assert out.dtype == np.float16
@@ -132,65 +133,65 @@ def test_fmod_scalar_rounds_the_scalar_to_the_tensor_dtype_first() -> None:
 
 def test_fmod_scalar_integer() -> None:
     op = unary_op("sbp.fmod_scalar", t("4", "i32"), "<{other = -3 : i32}>")
-    out = ops_numpy.apply(op, [np.array([7, -7, 3, 0], np.int32)])
+    out = run_numpy(op, [np.array([7, -7, 3, 0], np.int32)])
     np.testing.assert_array_equal(out, [1, -1, 0, 0])
     zero = unary_op("sbp.fmod_scalar", t("2", "i16"), "<{other = 0 : i16}>")
-    np.testing.assert_array_equal(ops_numpy.apply(zero, [np.array([7, -7], np.int16)]), [0, 0])
+    np.testing.assert_array_equal(run_numpy(zero, [np.array([7, -7], np.int16)]), [0, 0])
 
 
 def test_integer_div_truncates_toward_zero() -> None:
     op = binary_op("sbp.div", t("7", "i32"), t("7", "i32"), t("7", "i32"))
     a = np.array([7, -7, 7, -7, 6, 5, -(2**31)], np.int32)
     b = np.array([2, 2, -2, -2, 3, 0, -1], np.int32)
-    out = ops_numpy.apply(op, [a, b])
+    out = run_numpy(op, [a, b])
     assert out.dtype == np.int32
     np.testing.assert_array_equal(out, [3, -3, -3, 3, 2, 0, -(2**31)])
 
 
 def test_float_div_and_broadcasting_binary_ops() -> None:
     div = binary_op("sbp.div", t("2x2", "f32"), t("2", "f32"), t("2x2", "f32"))
-    out = ops_numpy.apply(div, [np.array([[1, 2], [3, 4]], np.float32), np.array([2, 4], np.float32)])
+    out = run_numpy(div, [np.array([[1, 2], [3, 4]], np.float32), np.array([2, 4], np.float32)])
     np.testing.assert_array_equal(out, [[0.5, 0.5], [1.5, 1.0]])
     for name, expected in (("sbp.add", [[3, 1]]), ("sbp.sub", [[-1, 3]]), ("sbp.mul", [[2, -2]]),
                            ("sbp.maximum", [[2, 2]]), ("sbp.minimum", [[1, -1]])):
         op = binary_op(name, t("1x2", "i16"), t("2", "i16"), t("1x2", "i16"))
-        out = ops_numpy.apply(op, [np.array([[1, 2]], np.int16), np.array([2, -1], np.int16)])
+        out = run_numpy(op, [np.array([[1, 2]], np.int16), np.array([2, -1], np.int16)])
         assert out.dtype == np.int16, name
         np.testing.assert_array_equal(out, expected, err_msg=name)
 
 
 def test_integer_overflow_wraps() -> None:
     op = unary_op("sbp.add_scalar", t("2", "i16"), "<{scalar = 1 : i16}>")
-    np.testing.assert_array_equal(ops_numpy.apply(op, [np.array([32767, 0], np.int16)]), [-32768, 1])
+    np.testing.assert_array_equal(run_numpy(op, [np.array([32767, 0], np.int16)]), [-32768, 1])
 
 
 def test_scalar_ops_and_unary_ops() -> None:
     x = np.array([-1.5, 0.0, 2.0], np.float32)
     add = unary_op("sbp.add_scalar", t("3", "f32"), "<{scalar = 2.5 : f32}>")
     mul = unary_op("sbp.mul_scalar", t("3", "f32"), "<{scalar = -2.0 : f32}>")
-    np.testing.assert_array_equal(ops_numpy.apply(add, [x]), [1.0, 2.5, 4.5])
-    np.testing.assert_array_equal(ops_numpy.apply(mul, [x]), [3.0, -0.0, -4.0])
-    np.testing.assert_array_equal(ops_numpy.apply(unary_op("sbp.relu", t("3", "f32")), [x]), [0, 0, 2])
-    np.testing.assert_array_equal(ops_numpy.apply(unary_op("sbp.neg", t("3", "f32")), [x]), [1.5, -0.0, -2])
-    ex = ops_numpy.apply(unary_op("sbp.exp", t("3", "f32")), [x])
+    np.testing.assert_array_equal(run_numpy(add, [x]), [1.0, 2.5, 4.5])
+    np.testing.assert_array_equal(run_numpy(mul, [x]), [3.0, -0.0, -4.0])
+    np.testing.assert_array_equal(run_numpy(unary_op("sbp.relu", t("3", "f32")), [x]), [0, 0, 2])
+    np.testing.assert_array_equal(run_numpy(unary_op("sbp.neg", t("3", "f32")), [x]), [1.5, -0.0, -2])
+    ex = run_numpy(unary_op("sbp.exp", t("3", "f32")), [x])
     assert ex.dtype == np.float32
     np.testing.assert_allclose(ex, np.exp(x.astype(np.float64)), rtol=1e-6)
     # an integer scalar on a float tensor and a float scalar on an integer tensor (truncated)
     add_int = unary_op("sbp.add_scalar", t("3", "f32"), "<{scalar = 2 : i32}>")
-    np.testing.assert_array_equal(ops_numpy.apply(add_int, [x]), [0.5, 2.0, 4.0])
+    np.testing.assert_array_equal(run_numpy(add_int, [x]), [0.5, 2.0, 4.0])
     mul_i = unary_op("sbp.mul_scalar", t("2", "i32"), "<{scalar = 2.9 : f32}>")
-    np.testing.assert_array_equal(ops_numpy.apply(mul_i, [np.array([3, -4], np.int32)]), [6, -8])
-    exp_i = ops_numpy.apply(unary_op("sbp.exp", t("3", "i32")), [np.array([0, 1, 100], np.int32)])
+    np.testing.assert_array_equal(run_numpy(mul_i, [np.array([3, -4], np.int32)]), [6, -8])
+    exp_i = run_numpy(unary_op("sbp.exp", t("3", "i32")), [np.array([0, 1, 100], np.int32)])
     np.testing.assert_array_equal(exp_i, [1, 2, 2**31 - 1])
 
 
 def test_cast_truncates_and_converts_bf16() -> None:
     op = unary_op("sbp.cast", t("3", "f32"), result=t("3", "i32"))
-    out = ops_numpy.apply(op, [np.array([2.7, -2.7, 0.5], np.float32)])
+    out = run_numpy(op, [np.array([2.7, -2.7, 0.5], np.float32)])
     assert out.dtype == np.int32
     np.testing.assert_array_equal(out, [2, -2, 0])
     to_bf16 = unary_op("sbp.cast", t("2", "i16"), result=t("2", "bf16"))
-    out = ops_numpy.apply(to_bf16, [np.array([3, -257], np.int16)])
+    out = run_numpy(to_bf16, [np.array([3, -257], np.int16)])
     assert out.dtype == np.dtype(BF16)
     np.testing.assert_array_equal(out.astype(np.float32), [3, -256])  # bf16 has 8 significant bits
 
@@ -200,26 +201,26 @@ def test_matmul_transposes_and_batch_broadcast() -> None:
     a = rng.integers(-5, 6, size=(2, 3, 4)).astype(np.int32)
     b = rng.integers(-5, 6, size=(5, 4)).astype(np.int32)
     op = binary_op("sbp.matmul", t("2x3x4", "i32"), t("5x4", "i32"), t("2x3x5", "i32"), "<{transpose_b}>")
-    out = ops_numpy.apply(op, [a, b])
+    out = run_numpy(op, [a, b])
     assert out.dtype == np.int32
     np.testing.assert_array_equal(out, a @ b.T)
     at = np.ascontiguousarray(np.swapaxes(a, -1, -2))  # 2x4x3
     op = binary_op("sbp.matmul", t("2x4x3", "i32"), t("4x5", "i32"), t("2x3x5", "i32"), "<{transpose_a}>")
-    np.testing.assert_array_equal(ops_numpy.apply(op, [at, np.ascontiguousarray(b.T)]), a @ b.T)
+    np.testing.assert_array_equal(run_numpy(op, [at, np.ascontiguousarray(b.T)]), a @ b.T)
     both = binary_op("sbp.matmul", t("4x3", "i32"), t("5x4", "i32"), t("3x5", "i32"), "<{transpose_a, transpose_b}>")
-    np.testing.assert_array_equal(ops_numpy.apply(both, [at[0], b]), a[0] @ b.T)
+    np.testing.assert_array_equal(run_numpy(both, [at[0], b]), a[0] @ b.T)
     # batch broadcast: [2,1,3,4] x [3,4,2] -> [2,3,3,2]
     x = rng.integers(-3, 4, size=(2, 1, 3, 4)).astype(np.int64)
     y = rng.integers(-3, 4, size=(3, 4, 2)).astype(np.int64)
     op = binary_op("sbp.matmul", t("2x1x3x4", "i64"), t("3x4x2", "i64"), t("2x3x3x2", "i64"))
-    np.testing.assert_array_equal(ops_numpy.apply(op, [x, y]), np.matmul(x, y))
+    np.testing.assert_array_equal(run_numpy(op, [x, y]), np.matmul(x, y))
 
 
 def test_matmul_f16_accumulates_in_float32() -> None:
     a = np.full((1, 4096), 1.0, np.float16)
     b = np.full((4096, 1), 1.0, np.float16)
     op = binary_op("sbp.matmul", t("1x4096", "f16"), t("4096x1", "f16"), t("1x1", "f16"))
-    out = ops_numpy.apply(op, [a, b])
+    out = run_numpy(op, [a, b])
     assert out.dtype == np.float16
     assert out.item() == 4096.0  # a float16 accumulator would stop at 2048
 
@@ -227,39 +228,39 @@ def test_matmul_f16_accumulates_in_float32() -> None:
 def test_reductions_axes_and_keepdims() -> None:
     x = np.arange(24, dtype=np.int32).reshape(2, 3, 4)
     s = unary_op("sbp.reduce_sum", t("2x3x4", "i32"), "<{axes = array<i64: 0, 2>, keepdims}>", t("1x3x1", "i32"))
-    out = ops_numpy.apply(s, [x])
+    out = run_numpy(s, [x])
     assert out.shape == (1, 3, 1) and out.dtype == np.int32
     np.testing.assert_array_equal(out, x.sum(axis=(0, 2), keepdims=True))
     m = unary_op("sbp.reduce_max", t("2x3x4", "i32"), "<{axes = array<i64: 1>}>", t("2x4", "i32"))
-    np.testing.assert_array_equal(ops_numpy.apply(m, [x]), x.max(axis=1))
+    np.testing.assert_array_equal(run_numpy(m, [x]), x.max(axis=1))
     n = unary_op("sbp.reduce_min", t("2x3x4", "i32"), "<{axes = array<i64: 2>}>", t("2x3", "i32"))
-    np.testing.assert_array_equal(ops_numpy.apply(n, [x]), x.min(axis=2))
+    np.testing.assert_array_equal(run_numpy(n, [x]), x.min(axis=2))
     # a rank holding an empty slice of the reduced axis yields the identity of the reduction
     f = unary_op("sbp.reduce_max", t("2x3", "f32"), "<{axes = array<i64: 1>}>", t("2", "f32"))
-    np.testing.assert_array_equal(ops_numpy.apply(f, [np.zeros((2, 0), np.float32)]), [-np.inf, -np.inf])
+    np.testing.assert_array_equal(run_numpy(f, [np.zeros((2, 0), np.float32)]), [-np.inf, -np.inf])
     i = unary_op("sbp.reduce_min", t("2x3", "i16"), "<{axes = array<i64: 1>}>", t("2", "i16"))
-    np.testing.assert_array_equal(ops_numpy.apply(i, [np.zeros((2, 0), np.int16)]), [32767, 32767])
+    np.testing.assert_array_equal(run_numpy(i, [np.zeros((2, 0), np.int16)]), [32767, 32767])
 
 
 def test_reduce_sum_f16_keeps_dtype() -> None:
     op = unary_op("sbp.reduce_sum", t("4096", "f16"), "<{axes = array<i64: 0>}>", t("", "f16"))
-    out = ops_numpy.apply(op, [np.ones(4096, np.float16)])
+    out = run_numpy(op, [np.ones(4096, np.float16)])
     assert out.shape == () and out.dtype == np.float16 and out.item() == 4096.0
 
 
 def test_transpose_and_reshape() -> None:
     x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
     tr = unary_op("sbp.transpose", t("2x3x4", "f32"), "<{perm = array<i64: 2, 0, 1>}>", t("4x2x3", "f32"))
-    np.testing.assert_array_equal(ops_numpy.apply(tr, [x]), np.transpose(x, (2, 0, 1)))
+    np.testing.assert_array_equal(run_numpy(tr, [x]), np.transpose(x, (2, 0, 1)))
     rs = unary_op("sbp.reshape", t("2x3x4", "f32"), result=t("6x4", "f32"))
-    np.testing.assert_array_equal(ops_numpy.apply(rs, [x]), x.reshape(6, 4))
+    np.testing.assert_array_equal(run_numpy(rs, [x]), x.reshape(6, 4))
     # per rank: the local result shape is given explicitly
-    np.testing.assert_array_equal(ops_numpy.apply(rs, [x[:1]], shape=(3, 4)), x[:1].reshape(3, 4))
+    np.testing.assert_array_equal(run_numpy(rs, [x[:1]], shape=(3, 4)), x[:1].reshape(3, 4))
 
 
 def test_zero_d_results_are_arrays() -> None:
     op = binary_op("sbp.add", t("", "f32"), t("", "f32"), t("", "f32"))
-    out = ops_numpy.apply(op, [np.array(1.5, np.float32), np.array(2.0, np.float32)])
+    out = run_numpy(op, [np.array(1.5, np.float32), np.array(2.0, np.float32)])
     assert isinstance(out, np.ndarray) and out.shape == () and out.item() == 3.5
 
 
