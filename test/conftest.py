@@ -1,20 +1,46 @@
-"""Which sbpc the tests exercise.
+"""Which sbpc the tests exercise, and the lit files as pytest items.
 
-* By default, this checkout's: pyproject's `pythonpath = ["."]` puts the repository first on sys.path (its
-  `sbpc/` links onto the top-level folders), and the tools the tests start get it first on PYTHONPATH
-  (set here for subprocesses, in lit.cfg for the lit suite).
+* By default, this checkout's: pyproject's `pythonpath = ["."]` puts the repository first on sys.path
+  (pyproject's package-dir maps `sbpc.*` onto the top-level folders), and the tools the tests start get it
+  first on PYTHONPATH (set here for subprocesses, in lit.cfg for the lit files).
 * With `SBPC_TEST_INSTALLED=1`, the installed package (a wheel in site-packages): the repository moves
   behind site-packages on sys.path (tests still import `bench/` from it), leaves PYTHONPATH, and lit.cfg
   does not add it; the tools run from the environment's bin/. This is how the wheel is tested (README).
+* Every file lit would run (`lit test/`: lit.cfg's suffixes and excludes) is one pytest item, run in this
+  process through lit's own API, so `python -m pytest` shows progress per file, spreads the files over the
+  xdist workers, and runs one with `python -m pytest test/passes/report/report_pass.mlir`.
+* Tests marked `torch` skip with a reason when PyTorch is not installed, tests marked `cxx` when there is
+  no C++ compiler (`$CXX`, default g++) for the Ascend C CPU shim; lit.cfg gives lit the same features.
 """
 
 from __future__ import annotations
 
+import functools
+import importlib.util
 import os
+import platform
+import shutil
 import sys
+from pathlib import Path
+
+import lit.discovery
+import lit.LitConfig
+import lit.Test
+import lit.worker
+import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TEST_DIR = Path(ROOT) / "test"
 INSTALLED = os.environ.get("SBPC_TEST_INSTALLED") == "1"
+MISSING = {
+    name: reason
+    for name, reason, present in (
+        ("torch", "needs PyTorch (pip install -e '.[dist]')", importlib.util.find_spec("torch") is not None),
+        ("cxx", "needs a C++ compiler for the Ascend C CPU shim (g++, or $CXX)",
+         shutil.which(os.environ.get("CXX", "g++")) is not None),
+    )
+    if not present
+}
 
 
 def _is_root(entry: str) -> bool:
@@ -35,3 +61,72 @@ def pytest_report_header() -> str:
     import sbpc
 
     return f"sbpc {sbpc.__version__} from {os.path.dirname(sbpc.__file__)}"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        for name, reason in MISSING.items():
+            if item.get_closest_marker(name) is not None:
+                item.add_marker(pytest.mark.skip(reason=reason))
+
+
+@functools.cache
+def _lit() -> tuple[lit.LitConfig.LitConfig, dict[Path, lit.Test.Test]]:
+    """lit's configuration and every test `lit test/` finds, by path (discovered once per process)."""
+    config = lit.LitConfig.LitConfig(
+        progname="lit",
+        path=[],
+        diagnostic_level="note",
+        useValgrind=False,
+        valgrindLeakCheck=False,
+        valgrindArgs=[],
+        noExecute=False,
+        debug=False,
+        isWindows=platform.system() == "Windows",
+        order="lexical",
+        params={},
+    )
+    tests = lit.discovery.find_tests_for_inputs(config, [str(TEST_DIR)])
+    return config, {Path(test.getSourcePath()): test for test in tests}
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> LitFile | None:
+    if file_path.suffix in {".mlir"} and file_path in _lit()[1]:
+        return LitFile.from_parent(parent, path=file_path)
+    return None
+
+
+class LitFile(pytest.File):
+    """A file of lit RUN lines: one item."""
+
+    def collect(self) -> list[LitItem]:
+        return [LitItem.from_parent(self, name="lit")]
+
+
+class LitFailure(Exception):
+    """lit's verdict and output for a failing file."""
+
+
+class LitItem(pytest.Item):
+    """Runs one lit file's RUN lines (lit's internal shell, lit.cfg's substitutions and environment)."""
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(**kwargs)
+        self.add_marker("lit")
+
+    def runtest(self) -> None:
+        config, tests = _lit()
+        test = tests[self.path]
+        result = lit.worker._execute(test, config)
+        if result.code is lit.Test.UNSUPPORTED:
+            pytest.skip(f"lit: UNSUPPORTED (REQUIRES: {', '.join(test.requires) or '-'})")
+        if result.code.isFailure:
+            raise LitFailure(f"lit: {result.code.name}\n{result.output}")
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: str | None = None) -> str:
+        if isinstance(excinfo.value, LitFailure):
+            return str(excinfo.value)
+        return str(super().repr_failure(excinfo, style))
+
+    def reportinfo(self) -> tuple[Path, int, str]:
+        return self.path, 0, f"lit {self.path.relative_to(TEST_DIR)}"

@@ -66,6 +66,7 @@ def test_run_is_sbp_run() -> None:
     np.testing.assert_array_equal(result.outputs[0], t1 + t2)
 
 
+@pytest.mark.torch
 def test_run_on_torch_is_sbp_run_backend_torch() -> None:
     """`backend="torch"`: the same program on forked torch.distributed ranks (gloo), the same
     outputs and bytes as the simulator; a bad backend name or a wrong program is an `sbpc.Error`."""

@@ -37,6 +37,7 @@ from sbpc.lowering.ascendc.soc import UB_BYTES
 from sbpc.lowering.ascendc.tiling import FmodTiling, TensorView, compute_tiling
 from sbpc.runtime.ascendc_kernels import kernel_source_dir, library
 
+pytestmark = pytest.mark.cxx
 DTYPES: dict[str, np.dtype] = {t.name: t.numpy_dtype() for t in dtypes.FMOD_KERNEL_TYPES}
 ALL = tuple(DTYPES)
 BIG_DTYPES = ("f32", "f16", "bf16", "i16")  # the 1<<20 and 10^6-element cases, for every dtype

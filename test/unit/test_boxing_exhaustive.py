@@ -35,14 +35,21 @@ def run_plan(plan: Plan, value: np.ndarray, src, dst, hierarchy, rng) -> tuple[n
     return assemble(shards, dst, hierarchy), measured
 
 
-@pytest.mark.parametrize(("hierarchy", "alphabet"), CASES, ids=lambda c: str(c) if isinstance(c[0], int) else "")
+SAMPLED = [  # every 7th pair on 3-D meshes (64 states, 4096 pairs); all of them under `-m exhaustive`
+    *((h, a, 7 if len(h) == 3 else 1) for h, a in CASES),
+    *(pytest.param(h, a, 1, marks=pytest.mark.exhaustive) for h, a in CASES if len(h) == 3),
+]
+
+
+@pytest.mark.parametrize(("hierarchy", "alphabet", "stride"), SAMPLED,
+                         ids=lambda c: str(c) if isinstance(c, int) or isinstance(c[0], int) else "")
 @pytest.mark.parametrize("planner", ["optimal", "oneflow"])
-def test_every_transition_preserves_the_value(hierarchy, alphabet, planner) -> None:
+def test_every_transition_preserves_the_value(hierarchy, alphabet, stride, planner) -> None:
     rng = np.random.default_rng(7)
     value = rng.standard_normal(SHAPE).astype(np.float32)
     states = list(itertools.product(alphabet, repeat=len(hierarchy)))
     checked = 0
-    for src, dst in itertools.product(states, states):
+    for src, dst in itertools.islice(itertools.product(states, states), 0, None, stride):
         if planner == "optimal":
             plan = plan_transition(src, dst, SHAPE, 4, hierarchy, cache=PLANNER)
         else:
@@ -51,7 +58,7 @@ def test_every_transition_preserves_the_value(hierarchy, alphabet, planner) -> N
         assert np.array_equal(out, value), (src, dst, plan)  # partial inputs are split exactly
         assert measured == plan.bytes_sent, (src, dst, plan)
         checked += 1
-    assert checked == len(states) ** 2
+    assert checked == -(-len(states) ** 2 // stride)
 
 
 def test_optimal_is_never_worse_than_oneflow() -> None:
@@ -62,14 +69,16 @@ def test_optimal_is_never_worse_than_oneflow() -> None:
             assert best <= oneflow_plan(src, dst, SHAPE, 4, hierarchy).time_us + 1e-6
 
 
+@pytest.mark.parametrize("stride", [7, pytest.param(1, marks=pytest.mark.exhaustive)])
 @pytest.mark.parametrize("planner", ["optimal", "oneflow"])
-def test_mixed_partial_kinds_on_three_axes(planner) -> None:
-    """Sum and max partials interleaved on a 3-D mesh: no plan may reduce a max axis across a sum axis."""
+def test_mixed_partial_kinds_on_three_axes(planner, stride) -> None:
+    """Sum and max partials interleaved on a 3-D mesh: no plan may reduce a max axis across a sum axis
+    (every `stride`-th pair)."""
     rng = np.random.default_rng(11)
     value = rng.integers(-50, 50, size=SHAPE).astype(np.int32)
     hierarchy = (2, 2, 2)
     states = list(itertools.product((B, P, PMAX, S0), repeat=3))
-    for src, dst in itertools.product(states, states):
+    for src, dst in itertools.islice(itertools.product(states, states), 0, None, stride):
         plan = (
             plan_transition(src, dst, SHAPE, 4, hierarchy, cache=PLANNER)
             if planner == "optimal"
@@ -92,11 +101,12 @@ def _sbp(state) -> str:
     return "[" + ", ".join(e.short_str() for e in state) + "]"
 
 
+@pytest.mark.parametrize("stride", [4, pytest.param(1, marks=pytest.mark.exhaustive)])
 @pytest.mark.parametrize("hierarchy", [(1, 2), (2, 1), (1, 2, 1)])
 @pytest.mark.parametrize("planner", ["optimal", "oneflow"])
-def test_lower_boxing_on_meshes_with_size_1_axes(hierarchy, planner) -> None:
-    """Each `sbp.boxing` lowered by the pass verifies and runs on the mesh simulator: the value
-    survives and the simulator measures the bytes the plan priced."""
+def test_lower_boxing_on_meshes_with_size_1_axes(hierarchy, planner, stride) -> None:
+    """Each `sbp.boxing` lowered by the pass (every `stride`-th pair) verifies and runs on the mesh
+    simulator: the value survives and the simulator measures the bytes the plan priced."""
     ctx = Context()
     register_dialects(ctx)
     rng = np.random.default_rng(3)
@@ -105,7 +115,7 @@ def test_lower_boxing_on_meshes_with_size_1_axes(hierarchy, planner) -> None:
     states = list(itertools.product(alphabet, repeat=len(hierarchy)))
     collectives = 0
     lowering = LowerBoxingPass(planner=planner)  # one pass instance: its planner cache serves every pair
-    for src, dst in itertools.product(states, states):
+    for src, dst in itertools.islice(itertools.product(states, states), 0, None, stride):
         a, b = f"!sbp.tensor<5x7xi32, @m, {_sbp(src)}>", f"!sbp.tensor<5x7xi32, @m, {_sbp(dst)}>"
         text = (f'sbp.placement @m "cpu" {_nested(hierarchy)}\n'
                 f"func.func @main(%a: {a}) -> {b} {{\n"
@@ -124,4 +134,4 @@ def test_lower_boxing_on_meshes_with_size_1_axes(hierarchy, planner) -> None:
         assert [r.step.kind for r in log] == [s.kind for s in plan.steps], (src, dst)
         assert total_sent(log) == plan.bytes_sent, (src, dst, planner)
         collectives += len(log)
-    assert collectives > len(states)  # most pairs need at least one step
+    assert collectives > len(states) // stride  # most pairs need at least one step

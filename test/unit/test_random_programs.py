@@ -4,22 +4,39 @@ computation (`sbp-run --check`). `bench/stress_random_programs.py` runs thousand
 
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sbpc.runtime.random_programs import random_program
 from sbpc.tools.sbp_run import pipeline_for, run_captured
 
-
-@settings(
-    max_examples=300, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
-@given(
+PROGRAMS = given(
     seed=st.integers(0, 2**32 - 1),
     rule=st.sampled_from(["oneflow", "cost"]),
     planner=st.sampled_from(["optimal", "oneflow"]),
 )
+
+
+def _settings(examples: int) -> settings:
+    return settings(max_examples=examples, deadline=None, derandomize=True,
+                    suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+
+@_settings(40)
+@PROGRAMS
 def test_random_program_runs_correctly(tmp_path: Path, seed: int, rule: str, planner: str) -> None:
+    check_random_program(tmp_path, seed, rule, planner)
+
+
+@pytest.mark.exhaustive
+@_settings(300)
+@PROGRAMS
+def test_300_random_programs_run_correctly(tmp_path: Path, seed: int, rule: str, planner: str) -> None:
+    check_random_program(tmp_path, seed, rule, planner)
+
+
+def check_random_program(tmp_path: Path, seed: int, rule: str, planner: str) -> None:
     program = random_program(seed)
     path = tmp_path / "prog.mlir"
     path.write_text(program)

@@ -53,6 +53,7 @@ def test_the_readme_command_runs(example: str, command: str, tmp_path: Path, mon
             assert (tmp_path / "out" / kernel / "op_kernel" / f"{kernel}.cpp").is_file()
 
 
+@pytest.mark.torch  # the block ends with a run on backend="torch"
 def test_the_readme_python_api_example_runs(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
 ) -> None:

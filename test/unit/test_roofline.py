@@ -55,6 +55,7 @@ LINE = re.compile(
 )
 
 
+@pytest.mark.cxx
 def test_sbp_run_profile_prints_one_line_per_launch(tmp_path: Path) -> None:
     (tmp_path / "p.mlir").write_text(PROGRAM)
     code, out = run_captured([str(tmp_path / "p.mlir"), "--kernels", "ascendc-cpu", "--profile", "--check"])
@@ -83,6 +84,7 @@ broadcast (1000x1000 + (1000,1), f16), key 3 transposed 1000x1000 f16, key 4 tra
 1000x1000 f32, key 4 row-sliced bf16 (row stride 2000), key 0 1e6 i16 (layouts via `#sbp.layout`)."""
 
 
+@pytest.mark.cxx
 def test_issue15_profile_cases_at_the_roofline() -> None:
     code, out = run_captured([str(ISSUE15), "--kernels", "ascendc-cpu", "--profile", "--check"])
     assert code == 0, out

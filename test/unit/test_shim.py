@@ -41,6 +41,7 @@ from sbpc.lowering.ascendc.tiling_data import (
     unpack_tiling,
 )
 
+pytestmark = pytest.mark.cxx
 HERE = Path(__file__).resolve().parent
 KERNEL = HERE / "Inputs" / "fmod_kernel_handwritten.cpp"
 UB = UB_BYTES

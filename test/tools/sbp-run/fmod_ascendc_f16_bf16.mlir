@@ -1,5 +1,6 @@
 // RUN: sbp-run %s --check --kernels ascendc-cpu | filecheck %s
 // RUN: sbp-run %s --check --kernels ascendc-cpu --entry bf16 | filecheck %s --check-prefix=BF16
+// REQUIRES: cxx
 
 // f16 and bf16 fmod through the emitted Ascend C kernels (cast up to fp32, TBE formula, cast down: half
 // CAST_NONE, bf16 CAST_RINT) on a 2x2 mesh with uneven shards, bit for bit against the global reference.

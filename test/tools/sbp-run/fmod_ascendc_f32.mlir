@@ -1,6 +1,7 @@
 // RUN: sbp-run %s --check --kernels ascendc-cpu | filecheck %s
 // RUN: sbp-run %s --check --kernels ascendc-cpu --seed 7 | filecheck %s
 // RUN: sbp-run %s --check --kernels ascendc-cpu --entry big | filecheck %s --check-prefix=BIG
+// REQUIRES: cxx
 
 // FmodTensor / FmodScalar (f32) through the emitted Ascend C kernels on the CPU shim, per rank, on a
 // 2x2 mesh with uneven local shapes (5 rows -> 3 + 2, 7 columns -> 4 + 3), checked bit for bit against

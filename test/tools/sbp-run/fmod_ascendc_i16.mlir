@@ -1,5 +1,6 @@
 // RUN: sbp-run %s --check --kernels ascendc-cpu | filecheck %s
 // RUN: sbp-run %s --check --kernels ascendc-cpu --seed 3 | filecheck %s
+// REQUIRES: cxx
 
 // int16 fmod through the emitted Ascend C kernels on a 2x2 mesh with uneven shards. The random inputs
 // are integers in [-10, 10], so divisors of 0 occur (the kernel's CAST_RINT of NaN gives 0, as the

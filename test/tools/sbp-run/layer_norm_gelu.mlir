@@ -1,5 +1,5 @@
 // RUN: sbp-run %s --check | filecheck %s
-// RUN: sbp-run %s --check --backend torch | filecheck %s --check-prefix=TORCH
+// RUN: %if torch %{ sbp-run %s --check --backend torch | filecheck %s --check-prefix=TORCH %}
 // RUN: sbp-run %s --check --entry half | filecheck %s --check-prefix=HALF
 // RUN: sbp-opt %s -p infer-sbp | filecheck %s --check-prefix=INFER
 

@@ -4,6 +4,7 @@
 // RUN: python -c "import numpy as np, sys; assert np.load(sys.argv[1] + '/result0.npy').tobytes() == np.load(sys.argv[2] + '/result0.npy').tobytes(); print('same bits')" %t/torch %t/sim | filecheck %s --check-prefix=SAME
 // RUN: sbp-run %s --check --backend torch --kernels ascendc-cpu --entry fmod | filecheck %s --check-prefix=FMOD
 // RUN: not sbp-run %s --backend torch --timeout 0 2>&1 | filecheck %s --check-prefix=TIMEOUT
+// REQUIRES: torch, cxx
 
 // The mesh_2x2 plan on forked torch.distributed ranks (gloo): the same bytes as the simulator, each
 // collective's measured time beside the α-β model's, and the check against the global reference.
