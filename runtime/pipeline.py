@@ -1,5 +1,5 @@
-"""Pass pipelines for the drivers: every registered pass, spec parsing, `--list-passes`, and the
-checks run around every pass.
+"""Pass pipelines for the drivers and the API: the default pipeline, every registered pass, spec
+parsing, `--list-passes`, and the checks run around every pass.
 
 A bad pipeline (unknown pass, unknown option, a value outside a `Literal[...]` option's choices) is a
 `UsageError` raised before any input is read; its message names what is allowed. Before each pass the
@@ -25,6 +25,10 @@ from sbpc.dialects.errors import OpError
 from sbpc.dialects.verifier import ProgramVerifier
 from sbpc.lowering.registry import get_lowering_passes
 from sbpc.passes.registry import NEEDS_GLOBAL_PROGRAM, get_all_passes
+from sbpc.passes.spmdize import is_per_rank
+
+DEFAULT_PIPELINE = "infer-sbp,materialize-boxing,lower-boxing,spmdize"
+"""A global program to the per-rank one: what `sbp-run`, `sbp-translate` and `sbpc.compile` run by default."""
 
 
 class UsageError(Exception):
@@ -140,6 +144,12 @@ def parse_pipeline_spec(specs: Sequence[str], callback: Callback) -> PassPipelin
     return PassPipeline(tuple(built), callback)
 
 
+def checked_pipeline(spec: str) -> PassPipeline:
+    """One pipeline spec parsed, each pass's output verified and no global-program pass run on a
+    per-rank program (`checking_callback`); UsageError if bad."""
+    return parse_pipeline_spec([spec], checking_callback(True))
+
+
 def _share_report_caches(built: Sequence[ModulePass]) -> None:
     """A `report` infers through the cache of the next `infer-sbp` if that has the same rule and
     budget, so that a rule=global search is solved once for both (by name: passes load lazily)."""
@@ -159,18 +169,26 @@ def verify_program(module: ModuleOp) -> None:
     ProgramVerifier().verify(module)
 
 
+def per_rank_function(module: ModuleOp) -> func.FuncOp | None:
+    """The first function of `module` that is already per-rank (the output of spmdize), if any."""
+    return next((op for op in module.ops if isinstance(op, func.FuncOp) and is_per_rank(op)), None)
+
+
+def default_pipeline_for(module: ModuleOp) -> str:
+    """The default pipeline for a global program, none for a per-rank one (spmdize's output runs as it is)."""
+    return "" if per_rank_function(module) is not None else DEFAULT_PIPELINE
+
+
 def reject_per_rank(module: ModuleOp, needing: str) -> None:
     """A located error if a function of `module` is already per-rank, for `needing` (a pass or the
     report) that reads the global program."""
-    from sbpc.passes.spmdize import is_per_rank  # the driver loads passes only when it runs them
-
-    for op in module.ops:
-        if isinstance(op, func.FuncOp) and is_per_rank(op):
-            raise OpError(
-                op,
-                f"func.func @{op.sym_name.data} is already per-rank (the output of spmdize): {needing} needs "
-                "the global program; leave it out",
-            )
+    op = per_rank_function(module)
+    if op is not None:
+        raise OpError(
+            op,
+            f"func.func @{op.sym_name.data} is already per-rank (the output of spmdize): {needing} needs "
+            "the global program; leave it out",
+        )
 
 
 def checking_callback(verify: bool) -> Callback:

@@ -1,12 +1,13 @@
 """sbpc: a compiler for OneFlow-style global tensors on xDSL.
 
 The repository keeps its code in the top-level folders `dialects/`, `passes/`, `lowering/`,
-`runtime/` and `tools/`; this package maps them to `sbpc.dialects`, `sbpc.passes`, … (through the
-links beside this file in a checkout, and as real subpackages in a wheel), so that an install adds
+`translate/`, `runtime/` and `tools/`; pyproject's `package-dir` maps them to `sbpc.dialects`,
+`sbpc.passes`, … (in an editable install and as real subpackages in a wheel), so that an install adds
 one import package and no generic top-level names.
 
 `import sbpc` also gives the Python API of `sbpc.api` (`parse`, `parse_file`, `compile`, `report`,
-`report_text`, `run`, `Error`), loaded on first use so that importing a subpackage stays cheap.
+`report_text`, `run`, `Error`), loaded on first use so that importing a subpackage stays cheap (the
+API loads the execution engine, `sbpc.runtime.engine`, and with it the simulator).
 """
 
 from __future__ import annotations

@@ -13,11 +13,11 @@ Thin functions over what the command-line tools do, with the same located errors
 
 from __future__ import annotations
 
-import argparse
 import io
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Literal
 
 import numpy as np
 from xdsl.context import Context
@@ -25,20 +25,16 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 from xdsl.passes import PassPipeline
 from xdsl.targets.mlir import MLIRTarget
-from xdsl.utils.exceptions import DiagnosticException, ParseError
+from xdsl.utils.exceptions import DiagnosticException
 
-from sbpc.dialects.diagnostics import LocatedParser, Source, error_diagnostic
-from sbpc.dialects.errors import OpError
+from sbpc.dialects.context import sbp_context
+from sbpc.dialects.diagnostics import Source, error_diagnostic
 from sbpc.passes.infer_sbp.cache import InferenceCache
 from sbpc.passes.infer_sbp.infer_pass import InferSbpPass
 from sbpc.passes.infer_sbp.report import REPORT_RULES, build_report, render
-from sbpc.runtime import simulator
-from sbpc.runtime.distribute import distribute
-from sbpc.runtime.simulator import SimulationError
-from sbpc.tools.sbp_run import DEFAULT_PIPELINE, Failure, Run, build_arg_parser
-
-if TYPE_CHECKING:
-    from sbpc.runtime.ascendc_kernels import FmodDeviation
+from sbpc.runtime import engine
+from sbpc.runtime.engine import Backend, Failure, LocalKernels, Located, RunResult, TorchMissing
+from sbpc.runtime.pipeline import DEFAULT_PIPELINE, UsageError, checked_pipeline
 
 __all__ = ["DEFAULT_PIPELINE", "Error", "Program", "RunResult", "compile", "parse", "parse_file", "report",
            "report_text", "run"]
@@ -46,6 +42,15 @@ __all__ = ["DEFAULT_PIPELINE", "Error", "Program", "RunResult", "compile", "pars
 
 class Error(Exception):
     """A user-facing error, already located (`FILE:LINE:COL: error: MESSAGE`) where it has a place."""
+
+
+@contextmanager
+def _user_errors() -> Iterator[None]:
+    """The engine's failures, raised as `Error`."""
+    try:
+        yield
+    except Failure as failure:
+        raise Error(str(failure)) from None
 
 
 @dataclass
@@ -66,47 +71,35 @@ class Program:
         MLIRTarget().emit(self.ctx, self.module, out)
         return out.getvalue()
 
-
-def _session(name: str, pipeline: str = DEFAULT_PIPELINE, kernels: str = "numpy", entry: str = "main") -> Run:
-    """The command-line tool's run state, for the steps the API shares with it."""
-    args: argparse.Namespace = build_arg_parser().parse_args(
-        [name, "--pipeline", pipeline, "--kernels", kernels, "--entry", entry]
-    )
-    return Run(args)
+    def _located(self) -> Located:
+        return Located(self.source, self.positions)
 
 
 def parse(text: str, name: str = "<string>") -> Program:
     """Parse and verify an sbp program; `name` is the file name errors show."""
-    session = _session(name)
-    source = Source(text, name)
-    parser = LocatedParser(session.ctx, source)
-    module: ModuleOp | None = None
-    try:
-        module = parser.parse_module()
-        module.verify()
-    except (ParseError, DiagnosticException) as error:
-        raise Error(error_diagnostic(error, source, parser.positions, module).render()) from None
-    return Program(module, source, parser.positions, session.ctx)
+    return _parsed(Source(text, name))
 
 
 def parse_file(path: str) -> Program:
     """`parse` of a file (UTF-8)."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-    except (OSError, UnicodeDecodeError) as error:
-        raise Error(f"error: cannot read {path}: {error}") from None
-    return parse(text, path)
+    with _user_errors():
+        source = engine.read_source(path)
+    return _parsed(source)
 
 
-def _attach(session: Run, program: Program) -> Run:
-    session.ctx, session.source, session.positions = program.ctx, program.source, dict(program.positions)
-    return session
+def _parsed(source: Source) -> Program:
+    ctx = sbp_context()
+    with _user_errors():
+        module, located = engine.parse(ctx, source)
+    return Program(module, source, located.positions, ctx)
 
 
-def _pipeline(session: Run, spec: str, program: Program) -> PassPipeline:
+def _pipeline(spec: str, program: Program) -> PassPipeline:
     """`spec` parsed, its `infer-sbp` passes using the program's cache."""
-    pipeline = session.pipeline(spec)
+    try:
+        pipeline = checked_pipeline(spec)
+    except UsageError as error:
+        raise Error(f"error: bad pipeline: {error}") from None
     for p in pipeline.passes:
         if isinstance(p, InferSbpPass):
             p.share_cache(program.cache)
@@ -115,12 +108,10 @@ def _pipeline(session: Run, spec: str, program: Program) -> PassPipeline:
 
 def compile(program: Program, pipeline: str = DEFAULT_PIPELINE) -> Program:
     """Run a pass pipeline (MLIR syntax, e.g. `infer-sbp{rule=cost},materialize-boxing`) on a copy."""
-    session = _attach(_session(program.source.name, pipeline), program)
-    try:
-        compiled = session.compile(program.module, _pipeline(session, pipeline, program))
-    except Failure as failure:
-        raise Error(str(failure)) from None
-    return Program(compiled, program.source, session.positions, program.ctx, program.cache)
+    passes = _pipeline(pipeline, program)
+    with _user_errors():
+        compiled, located = engine.compile_module(program.ctx, program.module, passes, program._located())
+    return Program(compiled, program.source, located.positions, program.ctx, program.cache)
 
 
 def report(program: Program, rule: str = "oneflow", mem: int | None = None) -> dict[str, Any]:
@@ -142,24 +133,6 @@ def report_text(program: Program, rule: str = "oneflow", fmt: str = "text", mem:
     return render(report(program, rule, mem), fmt)
 
 
-@dataclass
-class RunResult:
-    """What `sbp-run` prints, as values."""
-
-    inputs: list[np.ndarray]
-    outputs: list[np.ndarray | None]
-    collectives: list[str]
-    bytes_sent: int
-    modelled_bytes: int
-    checked: bool
-    mismatches: list[str] = field(default_factory=list)
-    fmod_deviation: FmodDeviation | None = None
-
-    @property
-    def ok(self) -> bool:
-        return not self.mismatches
-
-
 def run(
     program: Program,
     inputs: Sequence[np.ndarray] | None = None,
@@ -167,9 +140,9 @@ def run(
     entry: str = "main",
     seed: int = 0,
     pipeline: str = DEFAULT_PIPELINE,
-    kernels: str = "numpy",
+    kernels: Literal["numpy", "ascendc-cpu"] = "numpy",
     check: bool = True,
-    backend: str = "simulator",
+    backend: Literal["simulator", "torch"] = "simulator",
     dist_backend: str = "gloo",
     timeout: float = 60.0,
 ) -> RunResult:
@@ -180,69 +153,23 @@ def run(
     `check`, compare them with the global reference."""
     if backend not in ("simulator", "torch"):
         raise Error(f"error: unknown backend '{backend}' (allowed: simulator, torch)")
-    session = _attach(_session(program.source.name, pipeline, kernels, entry), program)
-    module = program.module
-    try:
-        fn = simulator.find_function(module, entry)
-        types = session.argument_types(module, fn)
+    if kernels not in ("numpy", "ascendc-cpu"):
+        raise Error(f"error: unknown kernels '{kernels}' (allowed: numpy, ascendc-cpu)")
+    module, located = program.module, program._located()
+    with _user_errors():
+        fn = engine.entry_function(module, entry, located)
+        engine.check_memory(fn, located)
+        types = engine.argument_types(module, fn, located)
         rng = np.random.default_rng(seed)
-        values = list(inputs) if inputs is not None else session.random_inputs(types, rng)
-        _check_inputs(values, types, entry)
-        compiled = session.compile(module, _pipeline(session, pipeline, program))
-        arg_dists, res_dists = simulator.function_signature(compiled, entry)
-        shards = [distribute(x, d.sbp, d.hierarchy, rng) for x, d in zip(values, arg_dists, strict=True)]
-        if backend == "torch":
-            outputs, collectives, sent, tolerant = _run_torch(
-                session, compiled, entry, shards, dist_backend, timeout)
-        else:
-            outputs, log = simulator.simulate(compiled, entry, shards, session.kernels())
-            collectives = [record.line() for record in log]
-            sent, tolerant = simulator.total_sent(log), False
-        results, mismatches = session.assemble(outputs, res_dists)
-        deviation = session.fmod_deviation() if check else None
+        values = list(inputs) if inputs is not None else engine.random_inputs(types, rng)
+        engine.check_inputs(values, types, entry)
+        local = LocalKernels(kernels)
+        try:
+            result = engine.run(program.ctx, module, located, values, _pipeline(pipeline, program), rng, entry, local,
+                                Backend(backend, dist_backend, timeout))
+        except TorchMissing as missing:
+            raise Error(f"error: backend torch needs {missing}") from None
+        assert result is not None  # forked ranks: this process is rank 0's parent and gathers everything
         if check:
-            kernels_of_reference = None if deviation is None else deviation.overrides()
-            expected = simulator.reference(module, entry, values, kernels_of_reference)
-            tolerant = tolerant or simulator.reorders_float_sums(compiled, entry)
-            for i, (got, want, dist) in enumerate(zip(results, expected, res_dists, strict=True)):
-                problem = None if got is None else simulator.compare(got, want, tolerant)
-                if problem is not None:
-                    mismatches.append(f"result {i} ({dist.describe()}): {problem}")
-        total = simulator.modelled_bytes(compiled, entry)
-    except Failure as failure:
-        raise Error(str(failure)) from None
-    except DiagnosticException as error:
-        raise Error(str(session.located(error, module))) from None
-    except SimulationError as error:
-        raise Error(f"{program.source.name}: error: {error}") from None
-    return RunResult(values, results, collectives, sent, total, check, mismatches, deviation)
-
-
-def _run_torch(
-    session: Run, compiled: ModuleOp, entry: str, shards: list[dict], dist_backend: str, timeout: float,
-) -> tuple[list[dict], list[str], int, bool]:
-    """The compiled program on forked torch.distributed ranks: (outputs, the collectives' lines,
-    bytes sent over all ranks, whether torch rounds a float op differently from numpy)."""
-    try:
-        from sbpc.runtime import torch_backend
-    except ImportError as error:
-        raise Error(f"error: backend torch needs torch (pip install -e '.[dist]'): {error}") from None
-    job = torch_backend.Job(compiled, entry, shards, session.kernels())
-    try:
-        (result,) = torch_backend.run_local([job], torch_backend.TorchOptions(dist_backend, timeout))
-    except torch_backend.TorchBackendError as error:
-        fn = simulator.find_function(compiled, entry)
-        raise Error(str(session.located(OpError(fn, str(error)), compiled))) from None
-    assert result is not None  # forked ranks: this process is rank 0's parent and gathers everything
-    sent = sum(sum(record.sent.values()) for record in result.records)
-    return (result.outputs, [record.line() for record in result.records], sent,
-            torch_backend.rounds_differently(compiled, entry))
-
-
-def _check_inputs(values: Sequence[np.ndarray], types: Sequence[tuple[tuple[int, ...], np.dtype]], entry: str) -> None:
-    if len(values) != len(types):
-        raise Error(f"error: {len(values)} inputs given but @{entry} takes {len(types)} arguments")
-    for i, (value, (shape, dtype)) in enumerate(zip(values, types, strict=True)):
-        if not isinstance(value, np.ndarray) or value.shape != shape or value.dtype != dtype:
-            got = f"{value.dtype}{list(value.shape)}" if isinstance(value, np.ndarray) else type(value).__name__
-            raise Error(f"error: input {i} is {got}, but argument {i} of @{entry} is {dtype}{list(shape)}")
+            engine.check(result, module, located, local)
+    return result

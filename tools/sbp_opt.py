@@ -35,6 +35,7 @@ from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseE
 from xdsl.xdsl_opt_main import VersionAction, xDSLOptMain
 
 from sbpc import __version__
+from sbpc.dialects.context import register_dialects
 from sbpc.dialects.diagnostics import (
     DecodeError,
     Diagnostic,
@@ -45,7 +46,9 @@ from sbpc.dialects.diagnostics import (
     error_diagnostic,
     expectations,
 )
-from sbpc.dialects.sbp import SbpPrinter
+from sbpc.dialects.sbp_syntax import SbpPrinter
+from sbpc.passes.infer_sbp.infer_pass import InferSbpPass
+from sbpc.passes.infer_sbp.report import report_of
 from sbpc.runtime.pipeline import (
     Instrumentation,
     UsageError,
@@ -56,51 +59,6 @@ from sbpc.runtime.pipeline import (
     reject_per_rank,
     verify_program,
 )
-
-
-def register_dialects(ctx: Context) -> None:
-    """Lazily register the dialects sbpc programs use."""
-
-    def sbp():
-        from sbpc.dialects.sbp_dialect import SBP
-
-        return SBP
-
-    def builtin():
-        from xdsl.dialects.builtin import Builtin
-
-        return Builtin
-
-    def func():
-        from xdsl.dialects.func import Func
-
-        return Func
-
-    def arith():
-        from xdsl.dialects.arith import Arith
-
-        return Arith
-
-    def test():
-        from xdsl.dialects.test import Test
-
-        return Test
-
-    def ascendc():
-        from sbpc.dialects.ascendc import ASCENDC
-
-        return ASCENDC
-
-    for name, factory in (
-        ("builtin", builtin),
-        ("func", func),
-        ("arith", arith),
-        ("test", test),
-        ("sbp", sbp),
-        ("ascendc", ascendc),
-    ):
-        if name not in ctx.registered_dialect_names:
-            ctx.register_dialect(name, factory)
 
 
 class _PipelinePart(argparse.Action):
@@ -293,9 +251,6 @@ class SbpOptMain(xDSLOptMain):
             return None, error_diagnostic(located, source, parser.positions, None)
 
     def print_report(self, module: ModuleOp) -> None:
-        from sbpc.passes.infer_sbp.infer_pass import InferSbpPass
-        from sbpc.passes.infer_sbp.report import report_of
-
         # The rule, budget and cache are the pipeline's infer-sbp's (so rule=global's pass takes the
         # report's solutions rather than solving again), else the defaults; so is the planner.
         infer, planner = InferSbpPass(), "optimal"

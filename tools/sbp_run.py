@@ -26,57 +26,29 @@
    (R.RRx)` from the shim's counters and the roofline model of `lowering/ascendc/cpu/roofline.py`.
 
 Errors print as `FILE:LINE:COL: error: MESSAGE` (or `error: MESSAGE`) on stderr with exit code 1;
-a Python traceback appears only with `--debug`.
+a Python traceback appears only with `--debug`. The steps are `runtime.engine`'s (as `sbpc.run`'s);
+this driver reads the command line and the `.npy` inputs, prints, and saves the outputs.
 """
 
 from __future__ import annotations
 
 import argparse
-import math
+import contextlib
+import io
 import os
-import re
 import sys
 import traceback
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, NoReturn
+from typing import NoReturn
 
 import numpy as np
-from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Operation
 from xdsl.passes import PassPipeline
-from xdsl.utils.exceptions import DiagnosticException, ParseError
 
-from sbpc.dialects.diagnostics import DecodeError, Diagnostic, LocatedParser, Source, decode_source, error_diagnostic
-from sbpc.dialects.errors import OpError
-from sbpc.dialects.sbp import GlobalTensorType
-from sbpc.dialects.units import human_bytes
-from sbpc.runtime import ops_numpy
-from sbpc.runtime.distribute import ReplicaMismatch, assemble, distribute
-from sbpc.runtime.pipeline import UsageError, checking_callback, parse_pipeline_spec, verify_program
-from sbpc.runtime.simulator import (
-    Dist,
-    SimulationError,
-    compare,
-    find_function,
-    function_signature,
-    modelled_bytes,
-    reference,
-    reorders_float_sums,
-    simulate,
-    total_sent,
-)
-from sbpc.tools.sbp_opt import register_dialects
-
-if TYPE_CHECKING:
-    from sbpc.runtime.ascendc_kernels import FmodDeviation, KernelProfiler
-
-DEFAULT_PIPELINE = "infer-sbp,materialize-boxing,lower-boxing,spmdize"
-
-
-class Failure(Exception):
-    """A user-facing error, already formatted (printed as is on stderr, exit 1)."""
+from sbpc.dialects.context import sbp_context
+from sbpc.runtime import engine, ops_numpy
+from sbpc.runtime.engine import ArgumentType, Backend, Failure, LocalKernels, Located, TorchMissing
+from sbpc.runtime.pipeline import DEFAULT_PIPELINE, UsageError, checked_pipeline, default_pipeline_for
 
 
 class _ArgumentParser(argparse.ArgumentParser):
@@ -131,358 +103,103 @@ def _positive(kind: type) -> Callable[[str], float]:
     return parse
 
 
-# ---------------------------------------------------------------------------
-# Steps
-# ---------------------------------------------------------------------------
-
-
-class Run:
-    """One invocation: the source, its parsed module and what is needed to locate errors."""
-
-    def __init__(self, args: argparse.Namespace):
-        self.args = args
-        self.ctx = Context()
-        register_dialects(self.ctx)
-        self.source: Source | None = None
-        self.positions: dict[Operation, int] = {}
-        self.torch_tolerant = False
-        """Whether torch rounded a float op differently from numpy (then --check uses its tolerance)."""
-        self.profiler: KernelProfiler | None = None
-
-    # -- diagnostics ---------------------------------------------------------
-    def located(self, error: Exception, module: ModuleOp | None) -> Failure:
-        if self.args.debug:
-            traceback.print_exc()
-        assert self.source is not None
-        return Failure(error_diagnostic(error, self.source, self.positions, module).render())
-
-    def at_argument(self, fn: func.FuncOp, index: int, message: str) -> Failure:
-        """An error pointing at the entry function's argument `index` in the source."""
-        assert self.source is not None
-        start = self.positions.get(fn)
-        if start is None:
-            return Failure(f"{self.source.name}: error: {message}")
-        pos, width = start, 1
-        arg = fn.body.blocks.first.args[index] if fn.body.blocks.first is not None else None
-        if arg is not None and arg.name_hint is not None:
-            found = re.compile(rf"%{re.escape(arg.name_hint)}\s*:").search(self.source.text, start)
-            if found is not None:
-                pos, width = found.start(), len(arg.name_hint) + 1
-        line, col = self.source.line_col(pos)
-        return Failure(Diagnostic(self.source.name, line, col, message, self.source.line_text(line), width).render())
-
-    # -- 1. parse --------------------------------------------------------------
-    def parse(self) -> ModuleOp:
-        try:
-            with open(self.args.file, "rb") as f:
-                data = f.read()
-        except OSError as error:
-            raise Failure(f"error: cannot read {self.args.file}: {error.strerror or error}") from None
-        try:
-            self.source = decode_source(data, self.args.file)
-        except DecodeError as error:
-            raise Failure(error.diagnostic.render()) from None
-        parser = LocatedParser(self.ctx, self.source)
-        module: ModuleOp | None = None
-        try:
-            module = parser.parse_module()
-            self.positions = parser.positions
-            verify_program(module)
-        except (ParseError, DiagnosticException) as error:
-            self.positions = parser.positions
-            raise self.located(error, module) from None
-        return module
-
-    # -- 2. inputs -------------------------------------------------------------
-    def check_memory(self, fn: func.FuncOp) -> None:
-        """Refuse up front a program whose global tensors alone exceed this machine's memory (numpy would
-        end in MemoryError part way): the reference run holds every one of them."""
-        sized: list[tuple[int, str, Operation | None, int | None]] = []  # bytes, what, op, argument index
-        for i, ty in enumerate(fn.function_type.inputs.data):
-            if isinstance(ty, GlobalTensorType):
-                sized.append((_nbytes(ty), f"argument {i} {ty.describe()}", None, i))
-        for op in fn.body.walk():
-            for r in op.results:
-                if isinstance(r.type, GlobalTensorType):
-                    sized.append((_nbytes(r.type), f"the result of {op.name} {r.type.describe()}", op, None))
-        total = sum(n for n, *_ in sized)
-        available = _physical_memory()
-        if not sized or available is None or total <= available:
-            return
-        largest, what, op, index = max(sized, key=lambda t: t[0])
-        message = (f"@{fn.sym_name.data} needs at least {human_bytes(total)} for its global tensors, more than this "
-                   f"machine's {human_bytes(available)} of memory (largest: {what}, {human_bytes(largest)})")
-        if op is not None:
-            raise self.located(OpError(op, message), None)
-        raise self.at_argument(fn, index or 0, message)
-
-    def argument_types(self, module: ModuleOp, fn: func.FuncOp) -> list[tuple[tuple[int, ...], np.dtype]]:
-        """Global shape and dtype of each entry argument."""
-        found: list[tuple[tuple[int, ...], np.dtype]] = []
-        for i, ty in enumerate(fn.function_type.inputs.data):
-            if isinstance(ty, GlobalTensorType):
-                found.append((ty.get_shape(), ops_numpy.np_dtype(ty.element_type)))
-                continue
-            try:
-                args, _ = function_signature(module, fn.sym_name.data)
-            except DiagnosticException:
-                raise self.at_argument(fn, i, f"argument {i} of @{fn.sym_name.data} has type {ty}, "
-                                               "expected !sbp.tensor") from None
-            found.append((args[i].shape, args[i].dtype))
-        return found
-
-    def random_inputs(self, types: Sequence[tuple[tuple[int, ...], np.dtype]], rng: np.random.Generator,
-                      ) -> list[np.ndarray]:
-        inputs: list[np.ndarray] = []
-        for shape, dtype in types:
-            if ops_numpy.is_integer(dtype):
-                inputs.append(rng.integers(-10, 11, size=shape).astype(dtype))
-            else:
-                inputs.append(rng.standard_normal(shape).astype(np.float32).astype(dtype))
-        return inputs
-
-    def load_inputs(self, fn: func.FuncOp, types: Sequence[tuple[tuple[int, ...], np.dtype]]) -> list[np.ndarray]:
-        paths = [p.strip() for p in self.args.inputs.split(",") if p.strip()]
-        name = fn.sym_name.data
-        if len(paths) != len(types):
-            message = (f"--inputs gives {len(paths)} file{'' if len(paths) == 1 else 's'} but @{name} takes "
-                       f"{len(types)} argument{'' if len(types) == 1 else 's'}")
-            if not types:
-                raise Failure(f"error: {message}")
-            raise self.at_argument(fn, 0, message)
-        inputs: list[np.ndarray] = []
-        for i, (path, (shape, dtype)) in enumerate(zip(paths, types, strict=True)):
-            try:
-                value = np.load(path, allow_pickle=False)
-            except (OSError, ValueError, EOFError) as error:
-                raise Failure(f"error: cannot read input {path}: {error}") from None
-            if not isinstance(value, np.ndarray):
-                raise Failure(f"error: input {path} holds several arrays (.npz); give one .npy file per argument")
-            if dtype == ops_numpy.BF16 and value.dtype == np.dtype("V2"):
-                value = value.view(ops_numpy.BF16)
-            if value.shape != shape or value.dtype != dtype:
-                dims = ",".join(str(d) for d in shape)
-                expected = f"{ops_numpy.dtype_name(dtype)}[{dims}]"
-                raise self.at_argument(
-                    fn, i, f"input {i} ({path}) has shape {list(value.shape)} and dtype {value.dtype}, but argument "
-                    f"{i} of @{name} is {expected} (shape {list(shape)}, dtype {dtype})"
-                )
-            inputs.append(value)
-        return inputs
-
-    # -- 3. compile --------------------------------------------------------------
-    def default_spec(self, module: ModuleOp) -> str:
-        """The full pipeline for a global program, none for a per-rank one (spmdize's output runs as it is)."""
-        from sbpc.passes.spmdize import is_per_rank
-
-        per_rank = any(isinstance(op, func.FuncOp) and is_per_rank(op) for op in module.ops)
-        return "" if per_rank else DEFAULT_PIPELINE
-
-    def pipeline(self, spec: str) -> PassPipeline:
-        try:
-            return parse_pipeline_spec([spec], checking_callback(True))
-        except UsageError as error:
-            raise Failure(f"error: bad --pipeline: {error}") from None
-
-    def compile(self, module: ModuleOp, pipeline: PassPipeline) -> ModuleOp:
-        compiled = module.clone()
-        for old, new in zip(module.walk(), compiled.walk(), strict=True):
-            if old in self.positions:
-                self.positions[new] = self.positions[old]
-        try:
-            pipeline.apply(self.ctx, compiled)
-            compiled.verify()
-        except (ParseError, DiagnosticException) as error:
-            raise self.located(error, compiled) from None
-        return compiled
-
-    # -- kernels -------------------------------------------------------------
-    def kernels(self) -> dict[str, ops_numpy.Kernel] | None:
-        if self.args.kernels == "numpy":
-            return None
-        missing = "error: --kernels ascendc-cpu needs the Ascend C backend (not built yet)"
-        try:
-            from sbpc.runtime.ascendc_kernels import kernel_overrides
-        except ImportError as error:
-            raise Failure(f"{missing}: {error}") from None
-        # The backend's bridge: op name -> kernel(local operands, op) -> local result, like ops_numpy.
-        if self.args.profile:
-            from sbpc.runtime.ascendc_kernels import KernelProfiler
-
-            self.profiler = KernelProfiler()
-            return self.profiler.overrides()
-        return dict(kernel_overrides())
-
-    def fmod_deviation(self) -> FmodDeviation | None:
-        """With Ascend C kernels the global reference computes fmod by the TBE formula they implement,
-        measuring on the way how far it lands from the IR's C fmod."""
-        if self.args.kernels == "numpy":
-            return None
-        from sbpc.runtime.ascendc_kernels import FmodDeviation
-
-        return FmodDeviation()
-
-    def where(self, op: Operation) -> str:
-        """`FILE:LINE:COL` of an op of the parsed module."""
-        assert self.source is not None
-        pos = self.positions.get(op)
-        if pos is None:
-            return self.source.name
-        line, col = self.source.line_col(pos)
-        return f"{self.source.name}:{line}:{col}"
-
-    # -- everything --------------------------------------------------------------
-    def run(self) -> int:
-        args = self.args
-        if args.profile and args.kernels != "ascendc-cpu":
-            raise Failure("error: --profile needs --kernels ascendc-cpu")
-        if args.profile and args.backend != "simulator":
-            raise Failure("error: --profile runs with --backend simulator (launches are profiled in this process)")
-        given = self.pipeline(args.pipeline) if args.pipeline is not None else None  # usage errors first
-        module = self.parse()
-        try:
-            fn = find_function(module, args.entry)
-        except SimulationError as error:
-            raise Failure(f"{args.file}: error: {error}") from None
-        self.check_memory(fn)
-        kernels = self.kernels()
-        types = self.argument_types(module, fn)
-        rng = np.random.default_rng(0 if args.seed is None else args.seed)
-        inputs = self.load_inputs(fn, types) if args.inputs is not None else self.random_inputs(types, rng)
-
-        pipeline = given if given is not None else self.pipeline(self.default_spec(module))
-        compiled = self.compile(module, pipeline)
-        try:
-            arg_dists, res_dists = function_signature(compiled, args.entry)
-            for i, (dist, (shape, _)) in enumerate(zip(arg_dists, types, strict=True)):
-                if dist.shape != shape:
-                    raise Failure(f"error: the pipeline changed argument {i} of @{args.entry} from shape "
-                                  f"{list(shape)} to {list(dist.shape)}")
-            shards = [distribute(x, d.sbp, d.hierarchy, rng) for x, d in zip(inputs, arg_dists, strict=True)]
-            model = modelled_bytes(compiled, args.entry)
-            if args.backend == "torch":
-                found = self.run_torch(compiled, shards, kernels, model)
-                if found is None:  # a torchrun rank other than 0: rank 0 reports
-                    return 0
-                outputs = found
-            else:
-                outputs, log = simulate(compiled, args.entry, shards, kernels)
-                for record in log:
-                    print(record.line())
-                print(f"total bytes sent: {total_sent(log)} (all ranks); cost model: {model}")
-                for launch in self.profiler.launches if self.profiler is not None else []:
-                    print(launch.line())
-        except DiagnosticException as error:
-            raise self.located(error, compiled) from None
-        except SimulationError as error:
-            raise Failure(f"{args.file}: error: {error}") from None
-
-        results, failures = self.assemble(outputs, res_dists)
-        if args.save_outputs is not None:
-            self.save(results)
-        if args.check:
-            failures += self.check(module, compiled, inputs, results, res_dists)
-        elif failures:
-            for message in failures:
-                print(f"error: {message}", file=sys.stderr)
-            return 1
-        if args.check:
-            if failures:
-                for message in failures:
-                    print(f"check: FAILED: {message}")
-                return 1
-            print("check: OK")
-        return 0
-
-    def run_torch(self, compiled: ModuleOp, shards: Sequence[dict], kernels: dict[str, ops_numpy.Kernel] | None,
-                  model: int) -> list[dict] | None:
-        """Run on torch.distributed (forked ranks, or this torchrun rank); print the measured table."""
-        try:
-            from sbpc.runtime import torch_backend
-        except ImportError as error:
-            raise Failure(f"error: --backend torch needs torch (pip install -e '.[dist]'): {error}") from None
-        args = self.args
-        job = torch_backend.Job(compiled, args.entry, shards, kernels)
-        options = torch_backend.TorchOptions(args.dist_backend, args.timeout, args.repeat)
-        try:
-            if torch_backend.launched_by_torchrun():
-                result = torch_backend.run_as_rank(job, options)
-            else:
-                (result,) = torch_backend.run_local([job], options)
-        except torch_backend.TorchBackendError as error:
-            raise self.located(OpError(find_function(compiled, args.entry), str(error)), compiled) from None
-        if result is None:
-            return None
-        for line in torch_backend.report_lines(result.records, model, args.repeat):
-            print(line)
-        self.torch_tolerant = torch_backend.rounds_differently(compiled, args.entry)
-        return result.outputs
-
-    def assemble(self, outputs: Sequence[dict], dists: Sequence[Dist]) -> tuple[list[np.ndarray | None], list[str]]:
-        results: list[np.ndarray | None] = []
-        failures: list[str] = []
-        for i, (shards, dist) in enumerate(zip(outputs, dists, strict=True)):
-            try:
-                value = assemble(shards, dist.sbp, dist.hierarchy)
-            except ReplicaMismatch as error:
-                failures.append(f"result {i} ({dist.describe()}): {error}")
-                results.append(None)
-                continue
-            except ValueError as error:  # shards that do not concatenate
-                failures.append(f"result {i} ({dist.describe()}): shards cannot be assembled: {error}")
-                results.append(None)
-                continue
-            if value.shape != dist.shape:
-                failures.append(f"result {i} ({dist.describe()}): assembled shape {list(value.shape)} is not the "
-                                f"declared {list(dist.shape)}")
-            results.append(value)
-        return results, failures
-
-    def check(self, module: ModuleOp, compiled: ModuleOp, inputs: Sequence[np.ndarray],
-              results: Sequence[np.ndarray | None], dists: Sequence[Dist]) -> list[str]:
-        deviation = self.fmod_deviation()
-        try:
-            expected = reference(module, self.args.entry, inputs, None if deviation is None else deviation.overrides())
-            tolerant = reorders_float_sums(compiled, self.args.entry) or self.torch_tolerant
-        except DiagnosticException as error:
-            raise self.located(error, module) from None
-        if deviation is not None and deviation.elements:
-            print(deviation.line(self.where))
-        failures: list[str] = []
-        for i, (got, want, dist) in enumerate(zip(results, expected, dists, strict=True)):
-            if got is None:
-                continue
-            problem = compare(got, want, tolerant)
-            if problem is not None:
-                failures.append(f"result {i} ({dist.describe()}): {problem}")
-        return failures
-
-    def save(self, results: Sequence[np.ndarray | None]) -> None:
-        directory = self.args.save_outputs
-        try:
-            os.makedirs(directory, exist_ok=True)
-            for i, value in enumerate(results):
-                if value is not None:
-                    np.save(os.path.join(directory, f"result{i}.npy"), value)
-        except OSError as error:
-            raise Failure(f"error: cannot write outputs to {directory}: {error.strerror or error}") from None
-
-
-def _nbytes(ty: GlobalTensorType) -> int:
-    return math.prod(ty.get_shape()) * ops_numpy.np_dtype(ty.element_type).itemsize
-
-
-def _physical_memory() -> int | None:
+def _pipeline(spec: str) -> PassPipeline:
     try:
-        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (ValueError, OSError, AttributeError):  # no sysconf on this platform: do not guess
-        return None
+        return checked_pipeline(spec)
+    except UsageError as error:
+        raise Failure(f"error: bad --pipeline: {error}") from None
+
+
+def _load_inputs(paths_text: str, fn: func.FuncOp, types: Sequence[ArgumentType], located: Located,
+                 ) -> list[np.ndarray]:
+    """`--inputs a.npy,b.npy`: one array per argument, of its global shape and dtype."""
+    paths = [p.strip() for p in paths_text.split(",") if p.strip()]
+    name = fn.sym_name.data
+    if len(paths) != len(types):
+        message = (f"--inputs gives {len(paths)} file{'' if len(paths) == 1 else 's'} but @{name} takes "
+                   f"{len(types)} argument{'' if len(types) == 1 else 's'}")
+        if not types:
+            raise Failure(f"error: {message}")
+        raise located.at_argument(fn, 0, message)
+    inputs: list[np.ndarray] = []
+    for i, (path, (shape, dtype)) in enumerate(zip(paths, types, strict=True)):
+        try:
+            value = np.load(path, allow_pickle=False)
+        except (OSError, ValueError, EOFError) as error:
+            raise Failure(f"error: cannot read input {path}: {error}") from None
+        if not isinstance(value, np.ndarray):
+            raise Failure(f"error: input {path} holds several arrays (.npz); give one .npy file per argument")
+        if dtype == ops_numpy.BF16 and value.dtype == np.dtype("V2"):
+            value = value.view(ops_numpy.BF16)
+        if value.shape != shape or value.dtype != dtype:
+            dims = ",".join(str(d) for d in shape)
+            expected = f"{ops_numpy.dtype_name(dtype)}[{dims}]"
+            raise located.at_argument(
+                fn, i, f"input {i} ({path}) has shape {list(value.shape)} and dtype {value.dtype}, but argument "
+                f"{i} of @{name} is {expected} (shape {list(shape)}, dtype {dtype})"
+            )
+        inputs.append(value)
+    return inputs
+
+
+def _save(directory: str, results: Sequence[np.ndarray | None]) -> None:
+    """`--save-outputs DIR`: DIR/result0.npy, DIR/result1.npy, ... (a result that was not reassembled is left out)."""
+    try:
+        os.makedirs(directory, exist_ok=True)
+        for i, value in enumerate(results):
+            if value is not None:
+                np.save(os.path.join(directory, f"result{i}.npy"), value)
+    except OSError as error:
+        raise Failure(f"error: cannot write outputs to {directory}: {error.strerror or error}") from None
+
+
+def run(args: argparse.Namespace) -> int:
+    """The steps in the order their errors are reported: options, pipeline, program, inputs, run, check."""
+    if args.profile and args.kernels != "ascendc-cpu":
+        raise Failure("error: --profile needs --kernels ascendc-cpu")
+    if args.profile and args.backend != "simulator":
+        raise Failure("error: --profile runs with --backend simulator (launches are profiled in this process)")
+    given = _pipeline(args.pipeline) if args.pipeline is not None else None  # usage errors first
+    ctx = sbp_context()
+    module, located = engine.parse(ctx, engine.read_source(args.file), args.debug)
+    fn = engine.entry_function(module, args.entry, located)
+    engine.check_memory(fn, located)
+    kernels = LocalKernels(args.kernels, args.profile)
+    types = engine.argument_types(module, fn, located)
+    rng = np.random.default_rng(0 if args.seed is None else args.seed)
+    inputs = _load_inputs(args.inputs, fn, types, located) if args.inputs is not None else engine.random_inputs(
+        types, rng)
+    pipeline = given if given is not None else _pipeline(default_pipeline_for(module))
+    backend = Backend(args.backend, args.dist_backend, args.timeout, args.repeat, join_torchrun=True)
+    try:
+        result = engine.run(ctx, module, located, inputs, pipeline, rng, args.entry, kernels, backend)
+    except TorchMissing as missing:
+        raise Failure(f"error: --backend torch needs {missing}") from None
+    if result is None:  # a torchrun rank other than 0: rank 0 reports
+        return 0
+    for line in result.log:
+        print(line)
+    if args.save_outputs is not None:
+        _save(args.save_outputs, result.outputs)
+    if not args.check:
+        for message in result.mismatches:
+            print(f"error: {message}", file=sys.stderr)
+        return 1 if result.mismatches else 0
+    engine.check(result, module, located, kernels)
+    if result.fmod_deviation is not None and result.fmod_deviation.elements:
+        print(result.fmod_deviation.line(located.where))
+    if result.mismatches:
+        for message in result.mismatches:
+            print(f"check: FAILED: {message}")
+        return 1
+    print("check: OK")
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_arg_parser().parse_args(argv)
     try:
-        return Run(args).run()
+        return run(args)
     except Failure as failure:
         print(str(failure), file=sys.stderr)
         return 1
@@ -493,15 +210,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
 
 
-if __name__ == "__main__":
-    sys.exit(main())
-
-
 def run_captured(argv: Sequence[str]) -> tuple[int, str]:
     """Run `sbp-run argv` in this process; return its exit code and everything it printed."""
-    import contextlib
-    import io
-
     out = io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
         code = main(list(argv))
@@ -511,3 +221,7 @@ def run_captured(argv: Sequence[str]) -> tuple[int, str]:
 def pipeline_for(rule: str, planner: str) -> str:
     """The default pipeline with an inference rule and a boxing planner."""
     return f"infer-sbp{{rule={rule}}},materialize-boxing,lower-boxing{{planner={planner}}},spmdize"
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -26,14 +26,20 @@ from xdsl.passes import PassPipeline
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 
+from sbpc.dialects.ascendc import LaunchOp
+from sbpc.dialects.context import sbp_context
 from sbpc.dialects.diagnostics import DecodeError, LocatedParser, decode_source, error_diagnostic
-from sbpc.runtime.pipeline import UsageError, checking_callback, parse_pipeline_spec, verify_program
-from sbpc.tools.sbp_opt import register_dialects
+from sbpc.lowering.ascendc.cann_project import CANN_PACKAGE_PATH
+from sbpc.lowering.ascendc.printer import emit_project
+from sbpc.runtime.pipeline import DEFAULT_PIPELINE, UsageError, checked_pipeline, verify_program
 
-MLIR_PIPELINE = "infer-sbp,materialize-boxing,lower-boxing,spmdize"
 MLIR_GLOBAL_PIPELINE = "infer-sbp"
 T = TypeVar("T")
-DEFAULT_PIPELINE = "infer-sbp,materialize-boxing,lower-boxing,spmdize,lower-to-ascendc{{soc={soc}}}"
+
+
+def ascendc_pipeline(soc: str) -> str:
+    """The default pipeline, then the lowering of the fmod ops to Ascend C kernels for `soc`."""
+    return f"{DEFAULT_PIPELINE},lower-to-ascendc{{soc={soc}}}"
 
 
 def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -66,7 +72,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.output is None:
         print("error: --emit-ascendc needs -o DIR", file=sys.stderr)
         return 1
-    spec = args.pipeline if args.pipeline is not None else DEFAULT_PIPELINE.format(soc=args.soc)
+    spec = args.pipeline if args.pipeline is not None else ascendc_pipeline(args.soc)
     pipeline = _pipeline(spec)  # before reading the input
     if pipeline is None:
         return 1
@@ -75,10 +81,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: -o {args.output}: exists and is not a directory (the kernel projects are written "
               "into a directory)", file=sys.stderr)
         return 1
-    from sbpc.dialects.ascendc import LaunchOp
-    from sbpc.lowering.ascendc.cann_project import CANN_PACKAGE_PATH
-    from sbpc.lowering.ascendc.printer import emit_project
-
     cann_path = args.cann_path if args.cann_path is not None else CANN_PACKAGE_PATH
 
     def emit(ctx: Context, module: ModuleOp) -> list[Path]:
@@ -107,7 +109,7 @@ class _Reported(Exception):
 
 def _pipeline(spec: str) -> PassPipeline | None:
     try:
-        return parse_pipeline_spec([spec], checking_callback(True))
+        return checked_pipeline(spec)
     except UsageError as error:
         print(f"error: {error}", file=sys.stderr)
         return None
@@ -129,8 +131,7 @@ def _compile(args: argparse.Namespace, act: Callable[[Context, ModuleOp], T], ct
         return None
     upstream = ctx is not None
     if ctx is None:
-        ctx = Context()
-        register_dialects(ctx)
+        ctx = sbp_context()
     parser = LocatedParser(ctx, source)
     module = None
     try:
@@ -153,6 +154,7 @@ def _compile(args: argparse.Namespace, act: Callable[[Context, ModuleOp], T], ct
 
 def _import_shard(args: argparse.Namespace) -> int:
     """`--import-shard`: the shard-annotated upstream program FILE as an sbp program (custom form)."""
+    # The translations load xDSL's upstream dialects (seconds): only the runs that translate import them.
     from sbpc.translate.from_upstream_shard import import_context, import_shard
 
     def translate(ctx: Context, module: ModuleOp) -> str:
@@ -183,10 +185,11 @@ def _write(args: argparse.Namespace, text: str | None) -> int:
 def _emit_mlir(args: argparse.Namespace) -> int:
     """`--emit-mlir[=global]`: compile (through spmdize, or infer-sbp for the global form), print the
     program in upstream dialects (generic form) to `-o` or stdout."""
-    default = MLIR_GLOBAL_PIPELINE if args.emit_mlir == "global" else MLIR_PIPELINE
+    default = MLIR_GLOBAL_PIPELINE if args.emit_mlir == "global" else DEFAULT_PIPELINE
     pipeline = _pipeline(args.pipeline if args.pipeline is not None else default)
     if pipeline is None:
         return 1
+    # Loaded only here, as in `_import_shard`.
     from sbpc.translate.to_upstream_global import to_upstream_global
     from sbpc.translate.to_upstream_mlir import to_upstream_mlir
 

@@ -14,6 +14,9 @@ import numpy as np
 import pytest
 
 import sbpc
+from sbpc.dialects.context import sbp_context
+from sbpc.runtime import engine
+from sbpc.runtime.pipeline import DEFAULT_PIPELINE, checked_pipeline
 from sbpc.tools import sbp_opt
 from sbpc.tools.sbp_run import run_captured
 
@@ -66,6 +69,22 @@ def test_run_is_sbp_run() -> None:
     np.testing.assert_array_equal(result.outputs[0], t1 + t2)
 
 
+def test_the_engine_runs_as_its_docstring_says() -> None:
+    """`runtime.engine`, which `sbpc.run` and `sbp-run` both call, with plain values (no command line)."""
+    ctx = sbp_context()
+    module, located = engine.parse(ctx, engine.read_source(SEED))
+    fn = engine.entry_function(module, "main", located)
+    types = engine.argument_types(module, fn, located)
+    rng = np.random.default_rng(3)
+    result = engine.run(ctx, module, located, engine.random_inputs(types, rng), checked_pipeline(DEFAULT_PIPELINE),
+                        rng)
+    assert result is not None and not result.checked
+    engine.check(result, module, located)
+    assert result.ok and result.checked
+    assert result.log == [*sbpc.run(sbpc.parse_file(SEED), seed=3).collectives,
+                          "total bytes sent: 16 (all ranks); cost model: 16"]
+
+
 @pytest.mark.torch
 def test_run_on_torch_is_sbp_run_backend_torch() -> None:
     """`backend="torch"`: the same program on forked torch.distributed ranks (gloo), the same
@@ -99,8 +118,10 @@ def test_errors_are_located() -> None:
         sbpc.parse('sbp.placement @p "cpu" [0, 1]\nfunc.func @f(%x: !sbp.tensor<4xf32, @p, [S(3)]>) {\n'
                    "  func.return\n}\n", "bad.mlir")
     program = sbpc.parse_file(SEED)
-    with pytest.raises(sbpc.Error, match="unknown pass 'nope'"):
+    with pytest.raises(sbpc.Error, match=r"^error: bad pipeline: unknown pass 'nope'"):
         sbpc.compile(program, "nope")
+    with pytest.raises(sbpc.Error, match=r"^error: unknown kernels 'cuda' \(allowed: numpy, ascendc-cpu\)$"):
+        sbpc.run(program, kernels="cuda")  # type: ignore[arg-type]
     with pytest.raises(sbpc.Error, match=r"input 1 is float64\[2, 4\], but argument 1 of @main is float32\[2, 4\]"):
         sbpc.run(program, [np.zeros((2, 4), np.float32), np.zeros((2, 4))])
     with pytest.raises(sbpc.Error, match="@nope"):
@@ -112,8 +133,10 @@ def test_errors_are_located() -> None:
 
 
 def test_importing_a_subpackage_does_not_load_the_api(tmp_path) -> None:
+    """Nor does the API load the command-line drivers: it runs on `sbpc.runtime.engine`."""
     code = ("import sys, sbpc.dialects.sbp; assert 'sbpc.api' not in sys.modules; import sbpc; sbpc.parse; "
-            "assert 'sbpc.api' in sys.modules; print(' '.join(sbpc.__all__)); print(' '.join(dir(sbpc)))")
+            "assert 'sbpc.api' in sys.modules; assert not [m for m in sys.modules if m.startswith('sbpc.tools')]; "
+            "print(' '.join(sbpc.__all__)); print(' '.join(dir(sbpc)))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          cwd=tmp_path).stdout
     exported, listed = (line.split() for line in out.splitlines())

@@ -1,0 +1,442 @@
+"""The execution engine of `sbp-run` and `sbpc.run` (SPEC §4): parse, compile, distribute, run, reassemble, check.
+
+Each step is a function of plain values; a failure the user can act on is a `Failure` whose message
+is already formatted (`FILE:LINE:COL: error: MESSAGE` where it has a place, else `error: MESSAGE`).
+`Located` turns an error into such a message: it holds the program's source and where each op of it
+(and of its compiled clones) starts.
+
+    ctx = sbp_context()
+    module, located = parse(ctx, read_source(path))
+    fn = entry_function(module, "main", located)
+    types = argument_types(module, fn, located)
+    rng = np.random.default_rng(0)
+    result = run(ctx, module, located, random_inputs(types, rng), checked_pipeline(DEFAULT_PIPELINE), rng)
+    check(result, module, located)
+
+`run` compiles a clone, distributes the global inputs by the arguments' SBPs, runs every rank on the
+lock-step simulator or on torch.distributed (`Backend`), with numpy or the Ascend C CPU kernels
+(`LocalKernels`), and reassembles the outputs by the results' SBPs; `check` compares them with the
+global numpy reference of the original program.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import traceback
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import Literal
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
+from xdsl.passes import PassPipeline
+from xdsl.utils.exceptions import DiagnosticException, ParseError
+
+from sbpc.dialects.diagnostics import DecodeError, Diagnostic, LocatedParser, Source, decode_source, error_diagnostic
+from sbpc.dialects.errors import OpError
+from sbpc.dialects.tensor_type import GlobalTensorType
+from sbpc.dialects.units import human_bytes
+from sbpc.runtime import ops_numpy
+from sbpc.runtime.ascendc_kernels import FmodDeviation, KernelProfiler, kernel_overrides
+from sbpc.runtime.distribute import ReplicaMismatch, assemble, distribute
+from sbpc.runtime.op_impls import Overrides
+from sbpc.runtime.pipeline import verify_program
+from sbpc.runtime.simulator import (
+    Dist,
+    SimulationError,
+    compare,
+    find_function,
+    function_signature,
+    modelled_bytes,
+    reference,
+    reorders_float_sums,
+    simulate,
+    total_sent,
+)
+
+ArgumentType = tuple[tuple[int, ...], np.dtype]
+"""The global shape and dtype of an entry argument."""
+
+
+class Failure(Exception):
+    """A user-facing error, already formatted (the drivers print it as is on stderr and exit 1)."""
+
+
+class TorchMissing(Exception):
+    """torch, which the torch backend runs on, is not installed; the message says how to install it."""
+
+
+# ---------------------------------------------------------------------------
+# Where errors point
+# ---------------------------------------------------------------------------
+
+
+@dataclass
+class Located:
+    """A program's source and the offset where each of its ops starts (also the ops of compiled clones)."""
+
+    source: Source
+    positions: dict[Operation, int] = field(default_factory=dict)
+    debug: bool = False
+    """Print the Python traceback of every error made into a `Failure` (`--debug`)."""
+
+    def error(self, error: Exception, module: ModuleOp | None) -> Failure:
+        """A parse error, a verifier error or an op's error as a located `Failure`."""
+        if self.debug:
+            traceback.print_exc()
+        return Failure(error_diagnostic(error, self.source, self.positions, module).render())
+
+    def at_argument(self, fn: func.FuncOp, index: int, message: str) -> Failure:
+        """An error pointing at argument `index` of function `fn` in the source."""
+        start = self.positions.get(fn)
+        if start is None:
+            return Failure(f"{self.source.name}: error: {message}")
+        pos, width = start, 1
+        arg = fn.body.blocks.first.args[index] if fn.body.blocks.first is not None else None
+        if arg is not None and arg.name_hint is not None:
+            found = re.compile(rf"%{re.escape(arg.name_hint)}\s*:").search(self.source.text, start)
+            if found is not None:
+                pos, width = found.start(), len(arg.name_hint) + 1
+        line, col = self.source.line_col(pos)
+        return Failure(Diagnostic(self.source.name, line, col, message, self.source.line_text(line), width).render())
+
+    def where(self, op: Operation) -> str:
+        """`FILE:LINE:COL` of an op (the file name alone for an op without a position)."""
+        pos = self.positions.get(op)
+        if pos is None:
+            return self.source.name
+        line, col = self.source.line_col(pos)
+        return f"{self.source.name}:{line}:{col}"
+
+
+# ---------------------------------------------------------------------------
+# Parse and compile
+# ---------------------------------------------------------------------------
+
+
+def read_source(path: str) -> Source:
+    """The UTF-8 text of the file `path` (bytes that are not UTF-8 are a located error)."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as error:
+        raise Failure(f"error: cannot read {path}: {error.strerror or error}") from None
+    try:
+        return decode_source(data, path)
+    except DecodeError as error:
+        raise Failure(error.diagnostic.render()) from None
+
+
+def parse(ctx: Context, source: Source, debug: bool = False) -> tuple[ModuleOp, Located]:
+    """Parse and verify a program (ops, then function signatures against their placements)."""
+    parser = LocatedParser(ctx, source)
+    located = Located(source, parser.positions, debug)
+    module: ModuleOp | None = None
+    try:
+        module = parser.parse_module()
+        verify_program(module)
+    except (ParseError, DiagnosticException) as error:
+        raise located.error(error, module) from None
+    return module, located
+
+
+def compile_module(ctx: Context, module: ModuleOp, pipeline: PassPipeline, located: Located,
+                   ) -> tuple[ModuleOp, Located]:
+    """Run `pipeline` on a clone of `module` and verify it; the clone's ops are located where the
+    originals are (the returned `Located` holds both)."""
+    compiled = module.clone()
+    positions = dict(located.positions)
+    for old, new in zip(module.walk(), compiled.walk(), strict=True):
+        if old in positions:
+            positions[new] = positions[old]
+    located = replace(located, positions=positions)
+    try:
+        pipeline.apply(ctx, compiled)
+        compiled.verify()
+    except (ParseError, DiagnosticException) as error:
+        raise located.error(error, compiled) from None
+    return compiled, located
+
+
+# ---------------------------------------------------------------------------
+# Inputs
+# ---------------------------------------------------------------------------
+
+
+def entry_function(module: ModuleOp, entry: str, located: Located) -> func.FuncOp:
+    """The function `@entry` of `module`."""
+    try:
+        return find_function(module, entry)
+    except SimulationError as error:
+        raise Failure(f"{located.source.name}: error: {error}") from None
+
+
+def check_memory(fn: func.FuncOp, located: Located) -> None:
+    """Refuse up front a program whose global tensors alone exceed this machine's memory (numpy would
+    end in MemoryError part way): the reference run holds every one of them."""
+    sized: list[tuple[int, str, Operation | None, int | None]] = []  # bytes, what, op, argument index
+    for i, ty in enumerate(fn.function_type.inputs.data):
+        if isinstance(ty, GlobalTensorType):
+            sized.append((_nbytes(ty), f"argument {i} {ty.describe()}", None, i))
+    for op in fn.body.walk():
+        for r in op.results:
+            if isinstance(r.type, GlobalTensorType):
+                sized.append((_nbytes(r.type), f"the result of {op.name} {r.type.describe()}", op, None))
+    total = sum(n for n, *_ in sized)
+    available = _physical_memory()
+    if not sized or available is None or total <= available:
+        return
+    largest, what, op, index = max(sized, key=lambda t: t[0])
+    message = (f"@{fn.sym_name.data} needs at least {human_bytes(total)} for its global tensors, more than this "
+               f"machine's {human_bytes(available)} of memory (largest: {what}, {human_bytes(largest)})")
+    if op is not None:
+        raise located.error(OpError(op, message), None)
+    raise located.at_argument(fn, index or 0, message)
+
+
+def _nbytes(ty: GlobalTensorType) -> int:
+    return math.prod(ty.get_shape()) * ops_numpy.np_dtype(ty.element_type).itemsize
+
+
+def _physical_memory() -> int | None:
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):  # no sysconf on this platform: do not guess
+        return None
+
+
+def argument_types(module: ModuleOp, fn: func.FuncOp, located: Located) -> list[ArgumentType]:
+    """The global shape and dtype of each argument of `fn` (a per-rank function's from its signature)."""
+    found: list[ArgumentType] = []
+    for i, ty in enumerate(fn.function_type.inputs.data):
+        if isinstance(ty, GlobalTensorType):
+            found.append((ty.get_shape(), ops_numpy.np_dtype(ty.element_type)))
+            continue
+        try:
+            args, _ = function_signature(module, fn.sym_name.data)
+        except DiagnosticException:
+            raise located.at_argument(fn, i, f"argument {i} of @{fn.sym_name.data} has type {ty}, "
+                                             "expected !sbp.tensor") from None
+        found.append((args[i].shape, args[i].dtype))
+    return found
+
+
+def random_inputs(types: Sequence[ArgumentType], rng: np.random.Generator) -> list[np.ndarray]:
+    """Seeded global inputs: floats standard normal, integers in [-10, 10]."""
+    inputs: list[np.ndarray] = []
+    for shape, dtype in types:
+        if ops_numpy.is_integer(dtype):
+            inputs.append(rng.integers(-10, 11, size=shape).astype(dtype))
+        else:
+            inputs.append(rng.standard_normal(shape).astype(np.float32).astype(dtype))
+    return inputs
+
+
+def check_inputs(values: Sequence[np.ndarray], types: Sequence[ArgumentType], entry: str) -> None:
+    """Given inputs must be arrays of the arguments' global shapes and dtypes."""
+    if len(values) != len(types):
+        raise Failure(f"error: {len(values)} inputs given but @{entry} takes {len(types)} arguments")
+    for i, (value, (shape, dtype)) in enumerate(zip(values, types, strict=True)):
+        if not isinstance(value, np.ndarray) or value.shape != shape or value.dtype != dtype:
+            got = f"{value.dtype}{list(value.shape)}" if isinstance(value, np.ndarray) else type(value).__name__
+            raise Failure(f"error: input {i} is {got}, but argument {i} of @{entry} is {dtype}{list(shape)}")
+
+
+# ---------------------------------------------------------------------------
+# Kernels and backends
+# ---------------------------------------------------------------------------
+
+
+@dataclass
+class LocalKernels:
+    """The kernels of the local ops: numpy, or the emitted Ascend C fmod kernels on the CPU shim (the
+    other ops stay numpy), with `profile` recording every launch. Owned by one run."""
+
+    kind: Literal["numpy", "ascendc-cpu"] = "numpy"
+    profile: bool = False
+    profiler: KernelProfiler | None = field(default=None, init=False)
+    overrides: Overrides | None = field(default=None, init=False)
+    """The kernels that replace numpy's, by op class (None: numpy's alone)."""
+
+    def __post_init__(self) -> None:
+        if self.kind == "numpy":
+            return
+        if self.profile:
+            self.profiler = KernelProfiler()
+            self.overrides = self.profiler.overrides()
+        else:
+            self.overrides = dict(kernel_overrides())
+
+    def fmod_deviation(self) -> FmodDeviation | None:
+        """With Ascend C kernels the global reference computes fmod by the TBE formula they implement,
+        measuring on the way how far it lands from the IR's C fmod."""
+        return None if self.kind == "numpy" else FmodDeviation()
+
+    def launch_lines(self) -> list[str]:
+        """One line per profiled kernel launch, in launch order."""
+        return [launch.line() for launch in self.profiler.launches] if self.profiler is not None else []
+
+
+@dataclass(frozen=True)
+class Backend:
+    """Where the ranks run: the lock-step mesh simulator, or torch.distributed (SPEC §4.1)."""
+
+    name: Literal["simulator", "torch"] = "simulator"
+    dist_backend: str = "gloo"
+    timeout: float = 60.0
+    """torch: seconds without progress on any rank before the run fails."""
+    repeat: int = 1
+    """torch: how many times the program runs (the report gives median times)."""
+    join_torchrun: bool = False
+    """torch: if torchrun launched this process, run as its rank (else fork one process per rank)."""
+
+
+# ---------------------------------------------------------------------------
+# Run and check
+# ---------------------------------------------------------------------------
+
+
+@dataclass
+class RunResult:
+    """One run: what `sbp-run` prints, as values."""
+
+    entry: str
+    inputs: list[np.ndarray]
+    outputs: list[np.ndarray | None]
+    """The reassembled global results (None where the shards could not be assembled)."""
+    collectives: list[str]
+    """One line per collective run: its kind, SBPs, shape and the bytes each rank sent."""
+    bytes_sent: int
+    modelled_bytes: int
+    log: list[str]
+    """The lines `sbp-run` prints for the run: the collectives, the totals and, profiled, the launches."""
+    compiled: ModuleOp
+    result_dists: list[Dist]
+    tolerant: bool
+    """Whether the backend rounded a float op differently from numpy (then `check` uses tolerances)."""
+    checked: bool = False
+    mismatches: list[str] = field(default_factory=list)
+    """Results that could not be reassembled and, once checked, results that differ from the reference."""
+    fmod_deviation: FmodDeviation | None = None
+
+    @property
+    def ok(self) -> bool:
+        return not self.mismatches
+
+
+@dataclass
+class _Ranks:
+    """What the ranks gave: shards per result, and the collectives' lines and bytes."""
+
+    outputs: list[dict]
+    collectives: list[str]
+    bytes_sent: int
+    log: list[str]
+    tolerant: bool = False
+
+
+def run(ctx: Context, module: ModuleOp, located: Located, inputs: Sequence[np.ndarray], pipeline: PassPipeline,
+        rng: np.random.Generator, entry: str = "main", kernels: LocalKernels | None = None,
+        backend: Backend = Backend()) -> RunResult | None:
+    """Compile `module` with `pipeline`, distribute `inputs` by the arguments' SBPs (partial ones as
+    random pieces from `rng`), run every rank and reassemble the outputs. None on a torchrun rank
+    other than 0 (rank 0 gathers the results)."""
+    kernels = kernels if kernels is not None else LocalKernels()
+    compiled, located = compile_module(ctx, module, pipeline, located)
+    try:
+        arg_dists, res_dists = function_signature(compiled, entry)
+        for i, (dist, value) in enumerate(zip(arg_dists, inputs, strict=True)):
+            if dist.shape != value.shape:
+                raise Failure(f"error: the pipeline changed argument {i} of @{entry} from shape "
+                              f"{list(value.shape)} to {list(dist.shape)}")
+        shards = [distribute(x, d.sbp, d.hierarchy, rng) for x, d in zip(inputs, arg_dists, strict=True)]
+        model = modelled_bytes(compiled, entry)
+        if backend.name == "torch":
+            ranks = _run_torch(compiled, entry, shards, kernels, backend, model, located)
+            if ranks is None:
+                return None
+        else:
+            outputs, records = simulate(compiled, entry, shards, kernels.overrides)
+            lines = [record.line() for record in records]
+            sent = total_sent(records)
+            log = [*lines, f"total bytes sent: {sent} (all ranks); cost model: {model}", *kernels.launch_lines()]
+            ranks = _Ranks(outputs, lines, sent, log)
+    except DiagnosticException as error:
+        raise located.error(error, compiled) from None
+    except SimulationError as error:
+        raise Failure(f"{located.source.name}: error: {error}") from None
+    results, failures = reassemble(ranks.outputs, res_dists)
+    return RunResult(entry, list(inputs), results, ranks.collectives, ranks.bytes_sent, model, ranks.log, compiled,
+                     res_dists, ranks.tolerant, mismatches=failures)
+
+
+def _run_torch(compiled: ModuleOp, entry: str, shards: Sequence[dict], kernels: LocalKernels, backend: Backend,
+               model: int, located: Located) -> _Ranks | None:
+    """The compiled program on torch.distributed ranks (forked, or this torchrun rank)."""
+    try:  # torch is optional, and takes seconds to load
+        from sbpc.runtime import torch_backend
+    except ImportError as error:
+        raise TorchMissing(f"torch (pip install -e '.[dist]'): {error}") from None
+    job = torch_backend.Job(compiled, entry, shards, kernels.overrides)
+    options = torch_backend.TorchOptions(backend.dist_backend, backend.timeout, backend.repeat)
+    try:
+        if backend.join_torchrun and torch_backend.launched_by_torchrun():
+            result = torch_backend.run_as_rank(job, options)
+        else:
+            (result,) = torch_backend.run_local([job], options)
+    except torch_backend.TorchBackendError as error:
+        raise located.error(OpError(find_function(compiled, entry), str(error)), compiled) from None
+    if result is None:
+        return None
+    return _Ranks(result.outputs, [record.line() for record in result.records],
+                  sum(sum(record.sent.values()) for record in result.records),
+                  torch_backend.report_lines(result.records, model, backend.repeat),
+                  torch_backend.rounds_differently(compiled, entry))
+
+
+def reassemble(outputs: Sequence[dict], dists: Sequence[Dist]) -> tuple[list[np.ndarray | None], list[str]]:
+    """Each result's global value from its shards, by its SBP; and what could not be reassembled."""
+    results: list[np.ndarray | None] = []
+    failures: list[str] = []
+    for i, (shards, dist) in enumerate(zip(outputs, dists, strict=True)):
+        try:
+            value = assemble(shards, dist.sbp, dist.hierarchy)
+        except ReplicaMismatch as error:
+            failures.append(f"result {i} ({dist.describe()}): {error}")
+            results.append(None)
+            continue
+        except ValueError as error:  # shards that do not concatenate
+            failures.append(f"result {i} ({dist.describe()}): shards cannot be assembled: {error}")
+            results.append(None)
+            continue
+        if value.shape != dist.shape:
+            failures.append(f"result {i} ({dist.describe()}): assembled shape {list(value.shape)} is not the "
+                            f"declared {list(dist.shape)}")
+        results.append(value)
+    return results, failures
+
+
+def check(result: RunResult, module: ModuleOp, located: Located, kernels: LocalKernels | None = None) -> None:
+    """Compare the reassembled outputs with the global reference run on the original `module`: bitwise,
+    unless the compiled program sums floats in another order or the backend rounds differently (then
+    within per-dtype tolerances). Adds the differences to `result.mismatches`."""
+    deviation = kernels.fmod_deviation() if kernels is not None else None
+    try:
+        expected = reference(module, result.entry, result.inputs, None if deviation is None else deviation.overrides())
+        tolerant = reorders_float_sums(result.compiled, result.entry) or result.tolerant
+    except DiagnosticException as error:
+        raise located.error(error, module) from None
+    except SimulationError as error:
+        raise Failure(f"{located.source.name}: error: {error}") from None
+    for i, (got, want, dist) in enumerate(zip(result.outputs, expected, result.result_dists, strict=True)):
+        if got is None:
+            continue
+        problem = compare(got, want, tolerant)
+        if problem is not None:
+            result.mismatches.append(f"result {i} ({dist.describe()}): {problem}")
+    result.checked, result.fmod_deviation = True, deviation
