@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from sbpc.runtime.pipeline import DEFAULT_PIPELINE
 from sbpc.tools import sbp_opt, sbp_run, sbp_translate
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -54,6 +55,12 @@ def test_the_readme_command_runs(example: str, command: str, tmp_path: Path, mon
 
 
 @pytest.mark.torch  # the block ends with a run on backend="torch"
+def test_the_readme_names_the_default_pipeline() -> None:
+    """The tools' table says what sbp-run compiles with when no --pipeline is given."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert f"compile (default `{DEFAULT_PIPELINE}`)" in text
+
+
 def test_the_readme_python_api_example_runs(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
 ) -> None:

@@ -18,12 +18,12 @@ from typing import NamedTuple
 
 import pytest
 
+from sbpc.runtime.pipeline import DEFAULT_PIPELINE as PIPELINE
 from sbpc.tools import sbp_opt, sbp_run, sbp_translate
 
 pytestmark = pytest.mark.usefixtures("cached_plugin_discovery")
 
 EXAMPLES = Path(__file__).parents[2] / "examples"
-PIPELINE = "infer-sbp,materialize-boxing,lower-boxing,spmdize"
 
 
 class Run(NamedTuple):
