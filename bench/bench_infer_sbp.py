@@ -45,8 +45,8 @@ from gen_dag import generate
 import sbpc.dialects.collectives as collectives
 import sbpc.passes.cost.comm as cost_model
 import sbpc.passes.infer_sbp.infer_pass as infer_sbp
+from sbpc.dialects.context import register_dialects
 from sbpc.passes.infer_sbp.report import build_report
-from sbpc.tools.sbp_opt import register_dialects
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ("seed.mlir", "mlp_tp.mlir", "transformer_block.mlir")

@@ -26,10 +26,10 @@ from xdsl.parser import Parser
 from xdsl.printer import Printer
 
 from sbpc.dialects.collectives import step_bytes_exact
+from sbpc.dialects.context import register_dialects
 from sbpc.dialects.sbp import BroadcastAttr, PartialAttr, SplitAttr
 from sbpc.runtime.pipeline import UsageError, checking_callback, parse_pipeline_spec
 from sbpc.runtime.simulator import modelled_bytes
-from sbpc.tools.sbp_opt import register_dialects
 from sbpc.translate.to_upstream_global import to_upstream_inputs_only
 
 ROOT = Path(__file__).resolve().parents[1]

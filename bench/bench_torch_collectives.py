@@ -27,10 +27,10 @@ import torch
 from xdsl.context import Context
 
 from sbpc.dialects.collectives import COLLECTIVES
+from sbpc.dialects.context import register_dialects
 from sbpc.passes.cost.comm import CommModel
 from sbpc.runtime.torch_backend import Job, TorchOptions, TorchRecord, run_local
 from sbpc.runtime.torch_conformance import compile_case
-from sbpc.tools.sbp_opt import register_dialects
 
 SIZES = (1 << 10, 1 << 14, 1 << 18, 1 << 20, 1 << 22)
 RANKS = (4, 8)

@@ -17,9 +17,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from xdsl.context import Context
 
+from sbpc.dialects.context import register_dialects
 from sbpc.runtime.random_programs import random_program
 from sbpc.runtime.torch_conformance import check_cases, compile_case
-from sbpc.tools.sbp_opt import register_dialects
 from sbpc.tools.sbp_run import pipeline_for
 
 

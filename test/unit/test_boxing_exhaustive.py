@@ -11,12 +11,12 @@ from xdsl.context import Context
 from xdsl.parser import Parser
 
 from sbpc.dialects.collectives import execute_plan
+from sbpc.dialects.context import register_dialects
 from sbpc.dialects.sbp import BROADCAST, ReduceKind, partial, split
 from sbpc.passes.cost.comm import Plan, PlannerCache, plan_transition
 from sbpc.passes.lower_boxing import LowerBoxingPass, oneflow_plan
 from sbpc.runtime.distribute import assemble, distribute
 from sbpc.runtime.simulator import simulate, total_sent
-from sbpc.tools.sbp_opt import register_dialects
 
 S0, S1, B, P, PMAX = split(0), split(1), BROADCAST, partial(), partial(ReduceKind.MAX)
 SHAPE = (5, 7)

@@ -19,12 +19,12 @@ from xdsl.parser import Parser
 from xdsl.passes import PassPipeline
 
 from sbpc.dialects.collectives import Coord, NdSbp, reduce_arrays
+from sbpc.dialects.context import register_dialects
 from sbpc.dialects.sbp import BROADCAST, PartialAttr, ReduceKind, nd_sbp, partial, split
 from sbpc.dialects.sharding import local_slices
 from sbpc.passes.registry import get_all_passes
 from sbpc.runtime.distribute import assemble, distribute
 from sbpc.runtime.simulator import reorders_float_sums
-from sbpc.tools.sbp_opt import register_dialects
 from sbpc.tools.sbp_run import run_captured
 
 BF16 = np.dtype(ml_dtypes.bfloat16)

@@ -215,8 +215,8 @@ def test_split_axes_mapping(sbp: str, rank: int, expected: list[list[int]]) -> N
     from xdsl.context import Context
     from xdsl.parser import Parser
 
+    from sbpc.dialects.context import register_dialects
     from sbpc.dialects.sbp import NdSbpAttr
-    from sbpc.tools.sbp_opt import register_dialects
     from sbpc.translate.to_upstream_global import split_axes
 
     ctx = Context()

@@ -20,11 +20,11 @@ from xdsl.context import Context
 from xdsl.ir import Operation
 from xdsl.parser import Parser
 
+from sbpc.dialects.context import register_dialects
 from sbpc.lowering.ascendc.fmod_reference import fmod_tensor_reference
 from sbpc.runtime import ops_numpy
 from sbpc.runtime.ascendc_kernels import FmodDeviation
 from sbpc.runtime.op_impls import run_numpy
-from sbpc.tools.sbp_opt import register_dialects
 from sbpc.tools.sbp_run import run_captured
 
 BF16 = np.dtype(ml_dtypes.bfloat16)

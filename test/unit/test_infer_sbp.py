@@ -15,13 +15,13 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 from xdsl.parser import Parser
 
+from sbpc.dialects.context import register_dialects
 from sbpc.dialects.sbp import BROADCAST, nd_sbp, partial, split
 from sbpc.dialects.sharding import fits_shape
 from sbpc.dialects.signatures import SbpRule, swap_with_last_filter
 from sbpc.passes.infer_sbp.cache import InferenceCache
 from sbpc.passes.infer_sbp.candidates import _fit_classes, axis_list, axis_lists, nd_candidates, nd_product
 from sbpc.passes.infer_sbp.local import infer_module
-from sbpc.tools.sbp_opt import register_dialects
 
 _CTX = Context()
 register_dialects(_CTX)

@@ -8,12 +8,12 @@ import pytest
 from xdsl.context import Context
 from xdsl.parser import Parser
 
+from sbpc.dialects.context import register_dialects
 from sbpc.dialects.sbp import BROADCAST, split
 from sbpc.dialects.sbp_ops import GeluOp, LayerNormOp
 from sbpc.dialects.signatures import LayerNormRule, SbpRule
 from sbpc.runtime import ops_numpy
 from sbpc.runtime.op_impls import IMPLS
-from sbpc.tools.sbp_opt import register_dialects
 
 PROGRAM = """
 sbp.placement @p "cpu" [0, 1]

@@ -8,11 +8,11 @@ from xdsl.context import Context
 from xdsl.ir import Operation
 from xdsl.parser import Parser
 
+from sbpc.dialects.context import register_dialects
 from sbpc.dialects.flops import FlopModel
 from sbpc.dialects.sbp_dialect import SBP
 from sbpc.dialects.sbp_ops import AddOp, FmodOp
 from sbpc.runtime.op_impls import IMPLS, OpImpl, register, run_numpy
-from sbpc.tools.sbp_opt import register_dialects
 from sbpc.translate.linalg_bodies import SCALAR_BODIES
 from sbpc.translate.to_upstream_mlir import LOWERINGS
 

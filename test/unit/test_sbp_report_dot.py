@@ -18,12 +18,13 @@ from xdsl.context import Context
 from xdsl.dialects import func
 
 from sbpc.dialects.collective_ops import CollectiveOp
+from sbpc.dialects.context import register_dialects
 from sbpc.dialects.diagnostics import LocatedParser, Source
 from sbpc.passes.infer_sbp.infer_pass import InferSbpPass
 from sbpc.passes.lower_boxing import LowerBoxingPass
 from sbpc.passes.materialize_boxing import MaterializeBoxingPass
 from sbpc.runtime.simulator import modelled_bytes
-from sbpc.tools.sbp_opt import main, register_dialects
+from sbpc.tools.sbp_opt import main
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "transformer_block.mlir"

@@ -19,6 +19,7 @@ from xdsl.dialects import func
 from xdsl.ir import Operation
 from xdsl.parser import Parser
 
+from sbpc.dialects.context import register_dialects
 from sbpc.dialects.sbp import BROADCAST, nd_sbp, split
 from sbpc.dialects.sharding import fits_shape, local_shape
 from sbpc.dialects.signatures import (
@@ -31,7 +32,6 @@ from sbpc.dialects.signatures import (
 )
 from sbpc.passes.infer_sbp.candidates import axis_list, axis_lists, format_nd_sig, nd_candidates, nd_product
 from sbpc.runtime.distribute import assemble, distribute
-from sbpc.tools.sbp_opt import register_dialects
 
 _CTX = Context()
 register_dialects(_CTX)

@@ -19,6 +19,7 @@ from xdsl.parser import Parser
 from xdsl.passes import PassPipeline
 
 from sbpc.dialects.collectives import mesh_coords, step_bytes_exact, step_kind
+from sbpc.dialects.context import register_dialects
 from sbpc.dialects.errors import OpError
 from sbpc.dialects.sbp import BROADCAST, PartialAttr, ReduceKind, SbpAttr, SplitAttr, partial, split
 from sbpc.runtime import ops_numpy
@@ -34,7 +35,6 @@ from sbpc.runtime.simulator import (
     total_sent,
 )
 from sbpc.tools import sbp_run
-from sbpc.tools.sbp_opt import register_dialects
 
 BF16 = ml_dtypes.bfloat16
 

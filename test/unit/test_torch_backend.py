@@ -15,13 +15,13 @@ from xdsl.context import Context
 
 pytest.importorskip("torch", reason="the torch backend needs PyTorch (pip install -e '.[dist]')")
 
+from sbpc.dialects.context import register_dialects
 from sbpc.dialects.sbp import BROADCAST, ReduceKind, partial, split
 from sbpc.runtime import ops_numpy, ops_torch
 from sbpc.runtime.random_programs import random_program
 from sbpc.runtime.simulator import sbp_text
 from sbpc.runtime.torch_backend import FAULT_ENV
 from sbpc.runtime.torch_conformance import check_cases, compile_case
-from sbpc.tools.sbp_opt import register_dialects
 from sbpc.tools.sbp_run import pipeline_for, run_captured
 
 ROOT = Path(__file__).resolve().parents[2]
