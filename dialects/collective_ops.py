@@ -18,7 +18,8 @@ from xdsl.utils.exceptions import VerifyException
 from sbpc.dialects.collectives import COLLECTIVES, Invalid, axis_kind, check_step
 from sbpc.dialects.placement import lookup_placement, lookup_placement_named
 from sbpc.dialects.sbp import NdSbpAttr
-from sbpc.dialects.sbp_ops import ConversionOp, as_tensor_type
+from sbpc.dialects.sbp_op_base import as_tensor_type
+from sbpc.dialects.sbp_ops import ConversionOp
 
 
 class CollectiveOp(ConversionOp, abc.ABC):

@@ -29,11 +29,11 @@ from xdsl.dialects.builtin import (
     StringAttr,
 )
 from xdsl.ir import Attribute, Operation
-from xdsl.parser import Parser
 from xdsl.utils.exceptions import ParseError, VerifyException
 from xdsl.utils.mlir_lexer import MLIRLexer, MLIRTokenKind
 
 from sbpc.dialects.errors import OpError
+from sbpc.dialects.sbp_syntax import SbpParser
 
 # xDSL 0.74's string-literal regex nests quantifiers (`(?:[^"...]+|escape)*"`): on an unclosed `"` it
 # backtracks exponentially in the length of the rest of the line, so a stray quote hangs the parser.
@@ -116,7 +116,7 @@ class Diagnostic:
         return f"{head}\n{line}\n{caret}"
 
 
-class LocatedParser(Parser):
+class LocatedParser(SbpParser):
     """A parser that remembers the source offset where each operation starts."""
 
     def __init__(self, ctx: Context, source: Source):

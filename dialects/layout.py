@@ -8,7 +8,7 @@ Two parts (the seed's named formats are `dialects/layout_formats.py`):
    may be a flat index, decomposed colexicographically (first sub-mode fastest), exactly as CuTe does.
    Text form: `(2,4):(4,1)`, `((2,3),(2,4)):((1,4),(2,12))`, optionally followed by `, offset = N`.
 2. The xDSL attribute `LayoutAttr` (`#sbp.layout<(2,4):(4,1)>`, `#sbp.layout<(2,4):(4,1), offset = 3>`).
-   The dialect itself (dialects/sbp.py) registers it.
+   The dialect object (dialects/sbp_dialect.py) registers it.
 """
 
 from __future__ import annotations

@@ -20,8 +20,8 @@ from xdsl.utils.exceptions import VerifyException
 
 from sbpc.dialects.errors import OpError
 from sbpc.dialects.layout import LayoutAttr
-from sbpc.dialects.sbp import GlobalTensorType
 from sbpc.dialects.sharding import max_local_shape
+from sbpc.dialects.tensor_type import GlobalTensorType
 
 
 @irdl_op_definition

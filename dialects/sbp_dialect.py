@@ -1,8 +1,8 @@
 """The `sbp` dialect object: every op and attribute of the dialect, registered together.
 
-The ops live by family: `placement.py` (the mesh), `sbp_ops.py` (compute and conversion ops),
-`collective_ops.py` (the collectives `--lower-boxing` emits); the attributes and types in `sbp.py`
-and `layout.py`.
+The ops live by family: `placement.py` (the mesh), `sbp_ops.py` (compute and conversion ops, on
+the base `sbp_op_base.SbpOp`), `collective_ops.py` (the collectives `--lower-boxing` emits); the
+attributes in `sbp.py` and `layout.py`, the type `!sbp.tensor` in `tensor_type.py`.
 """
 
 from __future__ import annotations
@@ -14,13 +14,13 @@ from sbpc.dialects.layout import LayoutAttr
 from sbpc.dialects.placement import PlacementOp
 from sbpc.dialects.sbp import (
     BroadcastAttr,
-    GlobalTensorType,
     NdSbpAttr,
     NdSbpPatternAttr,
     PartialAttr,
     SignatureAttr,
     SplitAttr,
 )
+from sbpc.dialects.tensor_type import GlobalTensorType
 
 SBP_OPS: list[type[Operation]] = [
     PlacementOp,

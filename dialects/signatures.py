@@ -19,18 +19,9 @@ from xdsl.ir import Operation
 from xdsl.traits import OpTrait
 
 from sbpc.dialects.sbp import BROADCAST as _B
-from sbpc.dialects.sbp import (
-    GlobalTensorType,
-    NdSbpAttr,
-    PartialAttr,
-    ReduceKind,
-    SbpAttr,
-    SplitAttr,
-    nd_sbp,
-    partial,
-    split,
-)
+from sbpc.dialects.sbp import NdSbpAttr, PartialAttr, ReduceKind, SbpAttr, SplitAttr, nd_sbp, partial, split
 from sbpc.dialects.sharding import fits_shape, flat_pattern, split_axes, split_slices
+from sbpc.dialects.tensor_type import GlobalTensorType
 
 Sig = tuple[tuple[SbpAttr, ...], tuple[SbpAttr, ...]]
 """One 1-D signature: an SBP per operand, an SBP per result."""

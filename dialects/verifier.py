@@ -42,8 +42,8 @@ from xdsl.traits import NoTerminator, OpTrait
 from xdsl.utils.exceptions import VerifyException
 
 from sbpc.dialects.placement import PlacementOp, lookup_placement_named, verify_signatures
-from sbpc.dialects.sbp import GlobalTensorType
-from sbpc.dialects.sbp_ops import SbpOp
+from sbpc.dialects.sbp_op_base import SbpOp
+from sbpc.dialects.tensor_type import GlobalTensorType
 
 
 def _tests_class_only(constraint: object) -> bool:

@@ -30,8 +30,10 @@ from sbpc.dialects.collective_ops import COLLECTIVE_OPS
 from sbpc.dialects.collectives import axis_kind, step_kind
 from sbpc.dialects.errors import OpError
 from sbpc.dialects.placement import lookup_placement
-from sbpc.dialects.sbp import BROADCAST, BroadcastAttr, GlobalTensorType, PartialAttr, SbpAttr, SplitAttr, nd_sbp, split
-from sbpc.dialects.sbp_ops import BoxingOp, describe_op
+from sbpc.dialects.sbp import BROADCAST, BroadcastAttr, PartialAttr, SbpAttr, SplitAttr, nd_sbp, split
+from sbpc.dialects.sbp_op_base import describe_op
+from sbpc.dialects.sbp_ops import BoxingOp
+from sbpc.dialects.tensor_type import GlobalTensorType
 from sbpc.passes.cost.comm import (
     DEFAULT_MODEL,
     CommModel,

@@ -21,8 +21,10 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from sbpc.dialects.collective_ops import CollectiveOp
 from sbpc.dialects.errors import OpError
-from sbpc.dialects.sbp import GlobalTensorType, NdSbpAttr, SignatureAttr
-from sbpc.dialects.sbp_ops import BoxingOp, ToGlobalOp, describe_op
+from sbpc.dialects.sbp import NdSbpAttr, SignatureAttr
+from sbpc.dialects.sbp_op_base import describe_op
+from sbpc.dialects.sbp_ops import BoxingOp, ToGlobalOp
+from sbpc.dialects.tensor_type import GlobalTensorType
 
 
 class _Boxer:

@@ -38,9 +38,10 @@ from sbpc.dialects.collective_ops import CollectiveOp
 from sbpc.dialects.collectives import mesh_coords
 from sbpc.dialects.errors import OpError
 from sbpc.dialects.placement import PlacementOp, lookup_placement
-from sbpc.dialects.sbp import GlobalTensorType
-from sbpc.dialects.sbp_ops import BoxingOp, ReshapeOp, ToGlobalOp, describe_op
+from sbpc.dialects.sbp_op_base import describe_op
+from sbpc.dialects.sbp_ops import BoxingOp, ReshapeOp, ToGlobalOp
 from sbpc.dialects.sharding import local_shape
+from sbpc.dialects.tensor_type import GlobalTensorType
 
 DYNAMIC = DYNAMIC_INDEX
 

@@ -21,7 +21,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Operation
 
 from sbpc.dialects import dtypes
-from sbpc.dialects.sbp import GlobalTensorType
+from sbpc.dialects.tensor_type import GlobalTensorType
 
 BF16 = dtypes.named("bf16").numpy_dtype()
 F32 = dtypes.named("f32").numpy_dtype()

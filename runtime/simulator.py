@@ -57,9 +57,11 @@ from sbpc.dialects.collectives import (
 )
 from sbpc.dialects.errors import OpError
 from sbpc.dialects.placement import lookup_placement_named
-from sbpc.dialects.sbp import GlobalTensorType, NdSbpAttr, PartialAttr, ReduceKind, SignatureAttr, nd_sbp
-from sbpc.dialects.sbp_ops import BoxingOp, ConversionOp, ReshapeOp, ToGlobalOp, describe_op
+from sbpc.dialects.sbp import NdSbpAttr, PartialAttr, ReduceKind, SignatureAttr, nd_sbp
+from sbpc.dialects.sbp_op_base import describe_op
+from sbpc.dialects.sbp_ops import BoxingOp, ConversionOp, ReshapeOp, ToGlobalOp
 from sbpc.dialects.sharding import local_shape
+from sbpc.dialects.tensor_type import GlobalTensorType
 from sbpc.runtime.op_impls import Overrides, impl_of, run_numpy
 from sbpc.runtime.ops_numpy import dtype_name, element_type_of, is_integer, np_dtype
 

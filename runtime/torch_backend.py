@@ -48,8 +48,9 @@ from sbpc.dialects.collective_ops import CollectiveOp
 from sbpc.dialects.collectives import Coord, InvalidStep, Shards, mesh_coords
 from sbpc.dialects.errors import OpError
 from sbpc.dialects.placement import lookup_placement_named
-from sbpc.dialects.sbp import GlobalTensorType
-from sbpc.dialects.sbp_ops import ReshapeOp, describe_op
+from sbpc.dialects.sbp_op_base import describe_op
+from sbpc.dialects.sbp_ops import ReshapeOp
+from sbpc.dialects.tensor_type import GlobalTensorType
 from sbpc.passes.cost.comm import DEFAULT_MODEL, placement_model, step_time
 from sbpc.runtime import ops_numpy, ops_torch
 from sbpc.runtime.op_impls import Overrides, impl_of, run_torch

@@ -48,17 +48,9 @@ from sbpc.dialects import sbp_ops as ops
 from sbpc.dialects.errors import OpError
 from sbpc.dialects.layout import LayoutAttr
 from sbpc.dialects.placement import PlacementOp
-from sbpc.dialects.sbp import (
-    BroadcastAttr,
-    GlobalTensorType,
-    NdSbpAttr,
-    PartialAttr,
-    ReduceKind,
-    SbpAttr,
-    SignatureAttr,
-    SplitAttr,
-)
+from sbpc.dialects.sbp import BroadcastAttr, NdSbpAttr, PartialAttr, ReduceKind, SbpAttr, SignatureAttr, SplitAttr
 from sbpc.dialects.sbp_dialect import SBP
+from sbpc.dialects.tensor_type import GlobalTensorType
 from sbpc.translate.raise_linalg import AUXILIARY, Raised, Raiser, op_name, tensor_type
 from sbpc.translate.to_upstream_global import balanced_offsets
 

@@ -31,8 +31,9 @@ from xdsl.ir import Operation, SSAValue
 
 from sbpc.dialects import sbp_ops as ops
 from sbpc.dialects.errors import OpError
-from sbpc.dialects.sbp import GlobalTensorType, NdSbpAttr, PartialAttr, SignatureAttr, SplitAttr
+from sbpc.dialects.sbp import NdSbpAttr, PartialAttr, SignatureAttr, SplitAttr
 from sbpc.dialects.sharding import balanced_range
+from sbpc.dialects.tensor_type import GlobalTensorType
 from sbpc.translate.to_upstream_mlir import FuncEmitter, builtin_tensor, generic_op, to_upstream_mlir
 
 

@@ -44,8 +44,9 @@ from sbpc.dialects import collective_ops as coll
 from sbpc.dialects import sbp_ops as ops
 from sbpc.dialects.errors import OpError
 from sbpc.dialects.placement import PlacementOp
-from sbpc.dialects.sbp import BroadcastAttr, GlobalTensorType, NdSbpAttr, PartialAttr, ReduceKind, SplitAttr
+from sbpc.dialects.sbp import BroadcastAttr, NdSbpAttr, PartialAttr, ReduceKind, SplitAttr
 from sbpc.dialects.sharding import local_slices
+from sbpc.dialects.tensor_type import GlobalTensorType
 from sbpc.translate.linalg_bodies import (
     CMPI_EQ,
     SCALAR_BODIES,

@@ -36,7 +36,8 @@ from sbpc.dialects import ascendc, dtypes
 from sbpc.dialects.errors import OpError
 from sbpc.dialects.layout import LayoutAttr
 from sbpc.dialects.placement import PlacementOp, lookup_placement_named
-from sbpc.dialects.sbp_ops import FmodOp, FmodScalarOp, describe_op
+from sbpc.dialects.sbp_op_base import describe_op
+from sbpc.dialects.sbp_ops import FmodOp, FmodScalarOp
 from sbpc.lowering.ascendc.host_table import TilingCase, program_cases
 from sbpc.lowering.ascendc.soc import DEFAULT_SOC, SocName
 from sbpc.lowering.ascendc.tiling import TensorView, compute_tiling

@@ -20,8 +20,9 @@ from xdsl.ir import Attribute, Operation
 
 from sbpc.dialects import dtypes
 from sbpc.dialects.flops import FlopModel
-from sbpc.dialects.sbp import GlobalTensorType, NdSbpAttr
+from sbpc.dialects.sbp import NdSbpAttr
 from sbpc.dialects.sharding import max_local_shape
+from sbpc.dialects.tensor_type import GlobalTensorType
 
 
 @dataclass(frozen=True)

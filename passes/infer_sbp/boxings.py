@@ -20,9 +20,10 @@ from collections.abc import Iterable, Iterator
 
 from xdsl.ir import Operation, SSAValue
 
-from sbpc.dialects.sbp import GlobalTensorType, NdSbpAttr, SignatureAttr
+from sbpc.dialects.sbp import NdSbpAttr, SignatureAttr
 from sbpc.dialects.sbp_ops import ToGlobalOp
 from sbpc.dialects.signatures import SbpRule
+from sbpc.dialects.tensor_type import GlobalTensorType
 
 
 def priced_use(op: Operation) -> bool:

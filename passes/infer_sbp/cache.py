@@ -34,8 +34,9 @@ from xdsl.dialects.builtin import DenseArrayBase, FloatAttr, IntegerAttr, Intege
 from xdsl.ir import Attribute, Operation
 
 from sbpc.dialects import dtypes
-from sbpc.dialects.sbp import GlobalTensorType, NdSbpAttr
+from sbpc.dialects.sbp import NdSbpAttr
 from sbpc.dialects.signatures import NdSig
+from sbpc.dialects.tensor_type import GlobalTensorType
 from sbpc.passes.cost.comm import PlannerCache
 
 

@@ -23,7 +23,7 @@ from xdsl.ir import Operation
 
 from sbpc.dialects.errors import OpError
 from sbpc.dialects.sbp import BROADCAST, NdSbpAttr, SbpAttr, SignatureAttr, nd_sbp
-from sbpc.dialects.sbp_ops import describe_op
+from sbpc.dialects.sbp_op_base import describe_op
 from sbpc.dialects.sharding import fits_shape
 from sbpc.dialects.signatures import NdSig, SbpRule, Sig, swap_with_last_filter
 from sbpc.passes.infer_sbp.cache import CandidateList, InferenceCache, OpMeta, element_bytes

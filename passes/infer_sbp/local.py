@@ -40,9 +40,11 @@ from xdsl.rewriter import Rewriter
 from sbpc.dialects.collective_ops import CollectiveOp
 from sbpc.dialects.errors import OpError
 from sbpc.dialects.placement import lookup_placement_named
-from sbpc.dialects.sbp import GlobalTensorType, NdSbpAttr, SignatureAttr
-from sbpc.dialects.sbp_ops import BoxingOp, ToGlobalOp, describe_op
+from sbpc.dialects.sbp import NdSbpAttr, SignatureAttr
+from sbpc.dialects.sbp_op_base import describe_op
+from sbpc.dialects.sbp_ops import BoxingOp, ToGlobalOp
 from sbpc.dialects.signatures import NdSig, SbpRule
+from sbpc.dialects.tensor_type import GlobalTensorType
 from sbpc.passes.cost.comm import DEFAULT_MODEL, CommModel, placement_model
 from sbpc.passes.infer_sbp.cache import InferenceCache, OpMeta, op_key_of
 from sbpc.passes.infer_sbp.candidates import candidates

@@ -29,8 +29,9 @@ from sbpc.dialects.collective_ops import CollectiveOp
 from sbpc.dialects.collectives import step_bytes_exact
 from sbpc.dialects.errors import OpError
 from sbpc.dialects.placement import lookup_placement
-from sbpc.dialects.sbp import GlobalTensorType, PartialAttr, SignatureAttr
+from sbpc.dialects.sbp import PartialAttr, SignatureAttr
 from sbpc.dialects.sbp_ops import ConversionOp
+from sbpc.dialects.tensor_type import GlobalTensorType
 from sbpc.dialects.units import human_bytes
 from sbpc.passes.cost.comm import PlannerCache, placement_model, plan_transition
 from sbpc.passes.infer_sbp.boxings import shared_boxings

@@ -19,8 +19,9 @@ from functools import partial
 
 from xdsl.ir import Attribute
 
-from sbpc.dialects.sbp import GlobalTensorType, NdSbpAttr, PartialAttr
+from sbpc.dialects.sbp import NdSbpAttr, PartialAttr
 from sbpc.dialects.signatures import NdSig
+from sbpc.dialects.tensor_type import GlobalTensorType
 from sbpc.passes.cost.comm import CommModel, PlannerCache, local_elements, step_time, transition_time
 from sbpc.passes.infer_sbp.cache import CandidateList, InferenceCache, OpMeta, TypeInfo, byte_size, element_bytes
 from sbpc.passes.infer_sbp.oneflow_costs import (

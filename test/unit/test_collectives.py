@@ -28,7 +28,8 @@ from sbpc.dialects.collectives import (
     step_bytes_exact,
     step_kind,
 )
-from sbpc.dialects.sbp import BROADCAST, GlobalTensorType, ReduceKind, nd_sbp, partial, split
+from sbpc.dialects.sbp import BROADCAST, ReduceKind, nd_sbp, partial, split
+from sbpc.dialects.tensor_type import GlobalTensorType
 from sbpc.passes.cost.comm import make_step
 from sbpc.passes.cost.steps import axis_subsets
 from sbpc.runtime.distribute import assemble, distribute

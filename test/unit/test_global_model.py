@@ -11,8 +11,9 @@ from xdsl.dialects.builtin import f16, f32, i32
 
 from sbpc import api
 from sbpc.dialects.flops import FlopModel
-from sbpc.dialects.sbp import BROADCAST, GlobalTensorType, nd_sbp, partial, split
+from sbpc.dialects.sbp import BROADCAST, nd_sbp, partial, split
 from sbpc.dialects.sbp_ops import GeluOp, MatmulOp, ReshapeOp
+from sbpc.dialects.tensor_type import GlobalTensorType
 from sbpc.passes.cost.compute import DEVICES, device_figures, local_bytes, op_compute_s
 from sbpc.passes.infer_sbp.global_search.problem import argument_domain
 from sbpc.passes.solver.budget import lagrangian

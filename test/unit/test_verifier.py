@@ -21,11 +21,11 @@ from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import VerifyException
 
 from sbpc.dialects import sbp_ops
+from sbpc.dialects.context import register_dialects
 from sbpc.dialects.placement import PlacementOp, lookup_placement_named
-from sbpc.dialects.sbp import SbpPrinter
+from sbpc.dialects.sbp_syntax import SbpPrinter
 from sbpc.dialects.verifier import ProgramVerifier, irdl_reads_classes_only
 from sbpc.passes.infer_sbp.infer_pass import InferSbpPass
-from sbpc.tools.sbp_opt import register_dialects
 
 _CTX = Context()
 register_dialects(_CTX)
@@ -145,7 +145,7 @@ def test_only_sbp_op_defines_verify_() -> None:
     defined a `verify_` of its own would be skipped there (they customise `verify_semantics`)."""
     dialects = Path(sbp_ops.__file__).resolve().parent
     defining = []
-    for name in ("sbp_ops.py", "collective_ops.py"):
+    for name in ("sbp_op_base.py", "sbp_ops.py", "collective_ops.py"):
         tree = ast.parse((dialects / name).read_text(encoding="utf-8"))
         for cls in (n for n in tree.body if isinstance(n, ast.ClassDef)):
             if any(isinstance(f, ast.FunctionDef) and f.name == "verify_" for f in cls.body):

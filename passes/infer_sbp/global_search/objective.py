@@ -21,9 +21,11 @@ from xdsl.ir import SSAValue
 from sbpc.dialects.collective_ops import CollectiveOp
 from sbpc.dialects.errors import OpError
 from sbpc.dialects.flops import FlopModel
-from sbpc.dialects.sbp import GlobalTensorType, NdSbpAttr, SignatureAttr
-from sbpc.dialects.sbp_ops import BoxingOp, ToGlobalOp, describe_op
+from sbpc.dialects.sbp import NdSbpAttr, SignatureAttr
+from sbpc.dialects.sbp_op_base import describe_op
+from sbpc.dialects.sbp_ops import BoxingOp, ToGlobalOp
 from sbpc.dialects.signatures import SbpRule
+from sbpc.dialects.tensor_type import GlobalTensorType
 from sbpc.passes.cost.compute import local_bytes, op_compute_s
 from sbpc.passes.infer_sbp.boxings import shared_boxings
 from sbpc.passes.infer_sbp.global_search.problem import Mesh, Pricer, mesh_of

@@ -42,10 +42,12 @@ from sbpc.dialects.collective_ops import CollectiveOp
 from sbpc.dialects.errors import OpError
 from sbpc.dialects.flops import FlopModel
 from sbpc.dialects.placement import PlacementOp, lookup_placement
-from sbpc.dialects.sbp import BROADCAST, GlobalTensorType, NdSbpAttr, NdSbpPatternAttr, SbpAttr, nd_sbp, split
-from sbpc.dialects.sbp_ops import BoxingOp, ToGlobalOp, describe_op
+from sbpc.dialects.sbp import BROADCAST, NdSbpAttr, NdSbpPatternAttr, SbpAttr, nd_sbp, split
+from sbpc.dialects.sbp_op_base import describe_op
+from sbpc.dialects.sbp_ops import BoxingOp, ToGlobalOp
 from sbpc.dialects.sharding import fits_shape
 from sbpc.dialects.signatures import NdSig, SbpRule
+from sbpc.dialects.tensor_type import GlobalTensorType
 from sbpc.dialects.units import SECONDS_PER_US
 from sbpc.passes.cost.comm import DEFAULT_MODEL, CommModel, PlannerCache, placement_model, transition_time
 from sbpc.passes.cost.compute import DeviceFigures, device_figures, local_bytes, op_compute_s

@@ -16,7 +16,7 @@ from typing import Any
 
 from xdsl.dialects.builtin import ModuleOp
 
-from sbpc.dialects.sbp import GlobalTensorType
+from sbpc.dialects.tensor_type import GlobalTensorType
 from sbpc.dialects.units import US_PER_SECOND, human_bytes
 from sbpc.passes.infer_sbp.cache import InferenceCache
 from sbpc.passes.infer_sbp.candidates import format_nd_sig

@@ -30,8 +30,10 @@ from xdsl.rewriter import Rewriter
 from sbpc.dialects.collective_ops import CollectiveOp
 from sbpc.dialects.errors import OpError
 from sbpc.dialects.placement import PlacementOp
-from sbpc.dialects.sbp import GlobalTensorType, NdSbpAttr, SbpPrinter, SignatureAttr
+from sbpc.dialects.sbp import NdSbpAttr, SignatureAttr
 from sbpc.dialects.sbp_ops import BoxingOp, ToGlobalOp
+from sbpc.dialects.sbp_syntax import SbpPrinter
+from sbpc.dialects.tensor_type import GlobalTensorType
 from sbpc.dialects.units import human_bytes
 from sbpc.passes.infer_sbp.cache import InferenceCache
 from sbpc.passes.infer_sbp.global_search.problem import Builder, GlobalProblem, Pricer
