@@ -65,7 +65,8 @@ def process_seconds(path: str, tree: str | None) -> float:
 
 def in_process_seconds(path: str, tree: str | None) -> float:
     """CPU seconds of `main([FILE])` in a child that has imported the driver."""
-    done = subprocess.run([sys.executable, "-c", IN_PROCESS, path], check=True, capture_output=True, text=True,
+    # `-P`: no current directory on sys.path, which would put the checkout the bench runs in first.
+    done = subprocess.run([sys.executable, "-P", "-c", IN_PROCESS, path], check=True, capture_output=True, text=True,
                           env=environment(tree))
     result = json.loads(done.stdout.strip().splitlines()[-1])
     if result["code"] != 0:
