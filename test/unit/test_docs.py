@@ -27,6 +27,7 @@ def test_the_readme_links_the_contract() -> None:
     assert "(docs/spec.md)" in (ROOT / "README.md").read_text(encoding="utf-8")
 
 
+@pytest.mark.torch  # the example ends with a run on backend="torch"
 def test_the_readme_python_example_runs(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
     (example,) = re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(encoding="utf-8"), re.DOTALL)
     monkeypatch.chdir(ROOT)
