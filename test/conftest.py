@@ -1,8 +1,9 @@
 """Which sbpc the tests exercise, and the lit files as pytest items.
 
-* By default, this checkout's: pyproject's `pythonpath = ["."]` puts the repository first on sys.path
-  (pyproject's package-dir maps `sbpc.*` onto the top-level folders), and the tools the tests start get it
-  first on PYTHONPATH (set here for subprocesses, in lit.cfg for the lit files).
+* By default, this checkout's, installed editable (`pip install -e .`: pyproject's package-dir maps
+  `sbpc.*` onto the top-level folders); pyproject's `pythonpath = ["."]` puts the repository first on
+  sys.path (for `bench/`), and the tools the tests start get it first on PYTHONPATH (set here for
+  subprocesses, in lit.cfg for the lit files). An install of another checkout is refused at start.
 * With `SBPC_TEST_INSTALLED=1`, the installed package (a wheel in site-packages): the repository moves
   behind site-packages on sys.path (tests still import `bench/` from it), leaves PYTHONPATH, and lit.cfg
   does not add it; the tools run from the environment's bin/. This is how the wheel is tested (README).
@@ -59,8 +60,14 @@ else:
 
 def pytest_report_header() -> str:
     import sbpc
+    import sbpc.dialects
 
-    return f"sbpc {sbpc.__version__} from {os.path.dirname(sbpc.__file__)}"
+    where = os.path.dirname(sbpc.dialects.__file__)
+    if not INSTALLED and os.path.dirname(where) != ROOT:
+        # pyproject's package-dir maps sbpc.dialects onto this checkout's dialects/ only through an
+        # install of this checkout: another one's would test other code than the files read here.
+        raise pytest.UsageError(f"sbpc.dialects comes from {where}, not this checkout: pip install -e '.[test]'")
+    return f"sbpc {sbpc.__version__} from {os.path.dirname(sbpc.__file__)} ({where})"
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

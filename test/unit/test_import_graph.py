@@ -1,4 +1,5 @@
-"""The import graph of the tree, as a tool that reads files (not one that runs them) sees it.
+"""The import graph of the tree, as a tool that reads files (not one that runs them) sees it, and the
+map of it in docs/architecture.md.
 
 Every import of `sbpc.*` in every product `.py` (also those inside functions) must resolve, through
 pyproject's `package-dir` table, to a file of the repository; the layers hold (a module imports only
@@ -9,6 +10,7 @@ cycle; no product file is over 600 lines; every package folder is listed in pypr
 from __future__ import annotations
 
 import ast
+import re
 import tomllib
 from functools import cache
 from pathlib import Path
@@ -198,3 +200,27 @@ def test_the_cycle_finder_finds_cycles() -> None:
 def test_no_product_file_over_600_lines(module: str) -> None:
     lines = modules()[module].read_text().count("\n")
     assert lines <= MAX_LINES, f"{modules()[module].relative_to(ROOT)}: {lines} lines"
+
+
+# docs/architecture.md, the map a newcomer reads, names every module of the tree and nothing that is gone.
+ARCHITECTURE = ROOT / "docs" / "architecture.md"
+
+
+def _on_the_map() -> set[str]:
+    return set(re.findall(r"^- `([\w/]+\.py)` — ", ARCHITECTURE.read_text(encoding="utf-8"), re.MULTILINE))
+
+
+def test_every_module_is_on_the_map() -> None:
+    files = {path.relative_to(ROOT).as_posix() for path in modules().values()}
+    assert sorted(files - _on_the_map()) == []
+
+
+def test_every_module_on_the_map_exists() -> None:
+    assert sorted(p for p in _on_the_map() if not (ROOT / p).exists()) == []
+
+
+def test_the_map_names_every_layer_folder() -> None:
+    text = ARCHITECTURE.read_text(encoding="utf-8")
+    for folder in {str(path.relative_to(ROOT)) + "/" for path in package_dirs().values()}:
+        assert f"`{folder}`" in text, folder
+    assert "docs/architecture.md" in (ROOT / "README.md").read_text(encoding="utf-8")
