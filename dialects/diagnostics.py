@@ -33,6 +33,7 @@ from xdsl.utils.exceptions import ParseError, VerifyException
 from xdsl.utils.mlir_lexer import MLIRLexer, MLIRTokenKind
 
 from sbpc.dialects.errors import OpError
+from sbpc.dialects.sbp_ops import ConversionOp
 from sbpc.dialects.sbp_syntax import SbpParser
 
 # xDSL 0.74's string-literal regex nests quantifiers (`(?:[^"...]+|escape)*"`): on an unclosed `"` it
@@ -129,8 +130,6 @@ class LocatedParser(SbpParser):
         # Passes replace conversions (to_global -> boxing -> collectives) and carry the location over,
         # as MLIR rewrites do: give these few ops a real location, so that a planner error points at
         # the conversion that asked for the boxing. Other ops keep only their `positions` entry.
-        from sbpc.dialects.sbp_ops import ConversionOp
-
         for op, pos in self.positions.items():
             if isinstance(op, ConversionOp):
                 line, col = self.source.line_col(pos)

@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from enum import StrEnum
 from functools import lru_cache
 
+from xdsl.context import Context
 from xdsl.dialects.builtin import (
     ArrayAttr,
     IntAttr,
@@ -25,7 +26,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, ParametrizedAttribute
 from xdsl.irdl import irdl_attr_definition
-from xdsl.parser import AttrParser
+from xdsl.parser import AttrParser, Parser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
@@ -302,9 +303,6 @@ class NdSbpPatternAttr(ParametrizedAttribute):
 
 def parse_sbp_text(text: str) -> NdSbpAttr:
     """Parse `[S(0), B]` (or `S(0)` for 1-D) from a string; used by tools and tests."""
-    from xdsl.context import Context
-    from xdsl.parser import Parser
-
     parser = Parser(Context(), text.strip() if text.strip().startswith("[") else f"[{text.strip()}]")
     result = parse_nd_sbp(parser)
     if parser.pos < len(parser.lexer.input.content):

@@ -20,6 +20,8 @@ from xdsl.parser import Parser
 from xdsl.passes import PassPipeline
 
 from sbpc.dialects.collectives import Shards
+from sbpc.passes.registry import get_all_passes
+from sbpc.runtime.distribute import distribute
 from sbpc.runtime.simulator import compare, function_signature, simulate
 from sbpc.runtime.torch_backend import Job, TorchOptions, job_hierarchy, rounds_differently, run_local
 
@@ -36,9 +38,6 @@ class Case:
 
 def compile_case(ctx: Context, name: str, text: str, pipeline: str, seed: int = 0) -> Case:
     """Parse `text`, compile it with `pipeline` and distribute seeded random inputs by its arguments' SBPs."""
-    from sbpc.passes.registry import get_all_passes
-    from sbpc.runtime.distribute import distribute
-
     module = Parser(ctx, text).parse_module()
     PassPipeline.parse_spec(get_all_passes(), pipeline).apply(ctx, module)
     module.verify()
