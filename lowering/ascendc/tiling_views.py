@@ -19,7 +19,6 @@ from typing import Any
 import numpy as np
 
 from sbpc.dialects import dtypes
-from sbpc.lowering.ascendc.fmod_reference import round_scalar_to_dtype
 from sbpc.lowering.ascendc.soc import SOCS, SocInfo
 
 UB_RESERVED_BYTES = 2048
@@ -151,6 +150,10 @@ def round_scalar(value: int | float, dtype: str) -> float:
     One home for the rule: `lowering.fmod_reference.round_scalar_to_dtype` (correct RNE from the exact
     Python value for the float types; int16: truncation toward zero, must fit). Errors become ValueError.
     """
+    # Imported here, not at the top: the reference needs ml_dtypes, whose import costs far more than
+    # the start of every sbp-opt run that never rounds a scalar (the pass registry loads this module).
+    from sbpc.lowering.ascendc.fmod_reference import round_scalar_to_dtype
+
     t = kernel_dtype(dtype)
     if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
         raise ValueError(f"fmod scalar must be an int or a float, got {value!r}")
