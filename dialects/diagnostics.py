@@ -13,6 +13,7 @@ from __future__ import annotations
 import bisect
 import os
 import re
+import struct
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
@@ -32,7 +33,7 @@ from xdsl.ir import Attribute, Operation
 from xdsl.utils.exceptions import ParseError, VerifyException
 from xdsl.utils.mlir_lexer import MLIRLexer, MLIRTokenKind
 
-from sbpc.dialects.errors import OpError
+from sbpc.dialects.errors import ArgumentError, OpError
 from sbpc.dialects.sbp_ops import ConversionOp
 from sbpc.dialects.sbp_syntax import SbpParser
 
@@ -126,6 +127,8 @@ class LocatedParser(SbpParser):
         self.positions: dict[Operation, int] = {}
 
     def parse_module(self, allow_implicit_module: bool = True) -> ModuleOp:
+        if allow_implicit_module and self._current_token.kind == MLIRTokenKind.EOF:
+            return ModuleOp([])  # an empty input (or only comments) is an empty module, as in mlir-opt
         module = super().parse_module(allow_implicit_module)
         # Passes replace conversions (to_global -> boxing -> collectives) and carry the location over,
         # as MLIR rewrites do: give these few ops a real location, so that a planner error points at
@@ -148,6 +151,13 @@ class LocatedParser(SbpParser):
             if name is not None and not message.startswith(name.group(1)):
                 message = f"{name.group(1)}: {message}"
             self.raise_error(message, start, start + 1)
+        except struct.error as error:  # a custom format packing a too-wide value (an i16 grid axis >= 2**15)
+            if not _raised_in_xdsl(error):
+                raise
+            name = _OP_NAME.match(self.source.text, start)
+            bounds = re.sub(r"^.*format requires ", "", str(error)).replace("number", "value")
+            self.raise_error(f"{name.group(1) + ': ' if name else ''}value out of range for its type ({bounds})",
+                             start, start + 1)
         self.positions[op] = start
         return op
 
@@ -190,13 +200,13 @@ class LocatedParser(SbpParser):
         start = self._current_token.span.start
         try:
             return parse()
-        except (OverflowError, ValueError, NotImplementedError, AssertionError) as error:
+        except (OverflowError, ValueError, NotImplementedError, AssertionError, struct.error) as error:
             if not _raised_in_xdsl(error):
                 raise
             detail = str(error) or (
                 "not supported by xDSL" if isinstance(error, NotImplementedError) else "malformed (rejected by xDSL)"
             )
-            if isinstance(error, OverflowError):
+            if isinstance(error, OverflowError | struct.error):  # struct: packing a too-wide DenseArray value
                 detail = f"value out of range for its type ({detail})"
             self.raise_error(detail, start, max(start + 1, self.pos))
 
@@ -289,6 +299,21 @@ def op_diagnostic(op: Operation, message: str, source: Source, positions: dict[O
     return Diagnostic(source.name, line, col, message, source.line_text(line))
 
 
+def argument_diagnostic(fn: Operation, index: int, message: str, source: Source,
+                        positions: dict[Operation, int]) -> Diagnostic:
+    """An error about argument `index` of the function `fn`, at its `%name:` in the source (else at `fn`)."""
+    start = positions.get(fn)
+    block = fn.regions[0].blocks.first if fn.regions else None
+    arg = block.args[index] if block is not None and index < len(block.args) else None
+    if start is None or arg is None or arg.name_hint is None:
+        return op_diagnostic(fn, message, source, positions)
+    found = re.compile(rf"%{re.escape(arg.name_hint)}\s*:").search(source.text, start)
+    if found is None:
+        return op_diagnostic(fn, message, source, positions)
+    line, col = source.line_col(found.start())
+    return Diagnostic(source.name, line, col, message, source.line_text(line), len(arg.name_hint) + 1)
+
+
 def find_failing_op(module: ModuleOp) -> tuple[Operation, str] | None:
     """The first op (in walk order) whose own verifier fails, with its message."""
     for op in module.walk():
@@ -305,6 +330,8 @@ def error_diagnostic(
     """Locate a parse error, an `OpError` or a verifier failure of `module`."""
     if isinstance(error, ParseError):
         return parse_error_diagnostic(error, source)
+    if isinstance(error, ArgumentError):
+        return argument_diagnostic(error.op, error.index, error.message, source, positions)
     if isinstance(error, OpError):
         return op_diagnostic(error.op, error.message, source, positions)
     if module is not None and isinstance(error, VerifyException):
@@ -350,5 +377,7 @@ def check_expectations(expected: list[Expectation], produced: Diagnostic | None,
         else:
             problems.append(f"{source.name}:{exp.line}: error: expected error \"{exp.message}\" was not produced")
     if produced is not None and not matched:
-        problems.append(f"unexpected error: {produced.render()}")
+        # Its text is already printed (on stdout): name it by its place, so that it is shown once.
+        problems.append(f"unexpected error: {produced.file}:{produced.line}:{produced.col}: no `// expected-error` "
+                        "annotation matches it")
     return problems

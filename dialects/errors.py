@@ -1,6 +1,6 @@
-"""The exception a pass raises to report a problem at a specific op.
+"""The exceptions a pass raises to report a problem at a specific op (or function argument).
 
-Drivers turn it into `FILE:LINE:COL: error: MESSAGE` using the op's source position.
+Drivers turn them into `FILE:LINE:COL: error: MESSAGE` using the op's (the argument's) source position.
 """
 
 from __future__ import annotations
@@ -16,3 +16,11 @@ class OpError(DiagnosticException):
         super().__init__(message)
         self.op = op
         self.message = message
+
+
+class ArgumentError(OpError):
+    """A user-facing error about argument `index` of the function `op`, located at that argument."""
+
+    def __init__(self, op: Operation, index: int, message: str):
+        super().__init__(op, message)
+        self.index = index

@@ -23,6 +23,13 @@ from sbpc.dialects.layout import LayoutAttr
 from sbpc.dialects.sharding import max_local_shape
 from sbpc.dialects.tensor_type import GlobalTensorType
 
+LINK_RANGES: dict[str, tuple[float, float, str]] = {
+    "bandwidth": (1e-6, 1e12, "GB/s"),
+    "latency": (1e-6, 1e9, "µs"),
+}
+"""The link figures the α-β cost model prices (1 KB/s to 1 ZB/s, 1 ps to 1000 s per hop): a sum of
+hops and bytes over them stays finite, so the planners' searches compare real numbers, never inf."""
+
 
 @irdl_op_definition
 class PlacementOp(IRDLOperation):
@@ -107,6 +114,13 @@ class PlacementOp(IRDLOperation):
             bad = [v for v in values if not (v > 0 and math.isfinite(v))]
             if bad:
                 raise VerifyException(f"{where}: link {what} must be positive and finite, got {bad[0]:g}")
+            low, high, unit = LINK_RANGES[what]
+            bad = [v for v in values if not low <= v <= high]
+            if bad:
+                raise VerifyException(
+                    f"{where}: link {what} {bad[0]:g} {unit} is out of the range the cost model prices "
+                    f"({low:g} to {high:g} {unit})"
+                )
 
     @classmethod
     def parse(cls, parser: Parser) -> PlacementOp:

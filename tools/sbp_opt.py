@@ -2,7 +2,7 @@
 
     sbp-opt [FILE|-] [-p a,b | --pass-pipeline='builtin.module(a,b)' | --a --b="k=v"]... [-o OUT|-]
                  [--split-input-file] [--verify-diagnostics] [--print-op-generic] [--debug]
-                 [--time-passes] [--mlir-print-ir-after-all] [--sbp-report[=text|json|dot]]
+                 [--time-passes] [--mlir-print-ir-after-all] [--sbp-report[=text|json|dot]] [--progress]
     sbp-opt --list-passes | --version
 
 The pipeline is every `-p`, `--pass-pipeline` and `--<pass>` in the order written. `--time-passes`
@@ -10,10 +10,14 @@ and `--mlir-print-ir-after-all` write to stderr, as mlir-opt does, so stdout sta
 
 Errors are printed as `FILE:LINE:COL: error: MESSAGE` with the source line and a caret, and the
 exit code is 1; a Python traceback appears only with `--debug`. A bad pipeline is reported before the
-input is read. With `--split-input-file` every `// -----` chunk is processed and the exit code is 1
+input is read. An empty input is an empty module (`builtin.module {}`), as in mlir-opt. With
+`--split-input-file` every `// -----` chunk is processed and the exit code is 1
 if any failed. With `--verify-diagnostics` the errors go to stdout, MLIR-style
 `// expected-error @+N {{...}}` annotations are checked, and an error no annotation expects fails
-the run (exit 1), as in mlir-opt.
+the run (exit 1), as in mlir-opt; stderr names it by its place (its text is printed once). An
+unknown flag is named with the closest known one ("did you mean"). `--progress` shows each pass's
+start and end on stderr; without it, a pass still running after 2 s is shown when stderr is a
+terminal.
 """
 
 from __future__ import annotations
@@ -32,9 +36,8 @@ from xdsl.targets import Target
 from xdsl.targets.mlir import MLIRTarget
 from xdsl.tools.command_line_tool import CommandLineTool
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
-from xdsl.xdsl_opt_main import VersionAction, xDSLOptMain
+from xdsl.xdsl_opt_main import xDSLOptMain
 
-from sbpc import __version__
 from sbpc.dialects.context import register_dialects
 from sbpc.dialects.diagnostics import (
     DecodeError,
@@ -59,6 +62,7 @@ from sbpc.runtime.pipeline import (
     reject_per_rank,
     verify_program,
 )
+from sbpc.tools.cli import Progress, SuggestingParser, VersionAction, write_output
 
 
 class _PipelinePart(argparse.Action):
@@ -134,8 +138,6 @@ class SbpMLIRTarget(MLIRTarget):
 class SbpOptMain(xDSLOptMain):
     """xDSL's opt driver with the sbp dialect, one flag per pass and located diagnostics."""
 
-    version_format = f"sbp-opt (sbpc) {__version__}, built on xdsl {{xdsl_version}}"
-
     def register_all_dialects(self) -> None:
         register_dialects(self.ctx)
 
@@ -152,6 +154,9 @@ class SbpOptMain(xDSLOptMain):
         self.available_targets = {"mlir": mlir}
 
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
+        # xDSL builds a plain ArgumentParser; its errors then say "did you mean" as sbp-run's and
+        # sbp-translate's do (SuggestingParser only overrides methods, it adds no state to set up).
+        arg_parser.__class__ = SuggestingParser
         CommandLineTool.register_all_arguments(self, arg_parser)  # FILE, --disable-verify, ...
         arg_parser.add_argument("-t", "--target", choices=tuple(self.available_targets), default="mlir",
                                 help="output format (only mlir: the program is printed as MLIR text)")
@@ -163,7 +168,11 @@ class SbpOptMain(xDSLOptMain):
                                 help="pass pipeline in MLIR syntax, e.g. 'builtin.module(infer-sbp{rule=cost})'")
         for flags, dest, text in _SWITCHES:
             arg_parser.add_argument(*flags, action="store_true", dest=dest, help=text)
-        arg_parser.add_argument("-v", "--version", action=VersionAction, version_format=self.version_format)
+        arg_parser.add_argument("-v", "--version", action=VersionAction, tool="sbp-opt",
+                                help="print the version of sbpc and xDSL and exit")
+        arg_parser.add_argument("--progress", action="store_true",
+                                help="show each pass's start and end on stderr (by default only passes that "
+                                "run over 2 s, and only when stderr is a terminal)")
         arg_parser.add_argument("--debug", action="store_true", help="show Python tracebacks on errors")
         arg_parser.add_argument("--list-passes", action=_ListPasses,
                                 help="list every pass with its options and their allowed values")
@@ -196,7 +205,9 @@ class SbpOptMain(xDSLOptMain):
             generic=self.args.print_op_generic,
         )
         parts = getattr(self.args, "pipeline_parts", None) or []
-        self.pipeline = parse_pipeline_spec(parts, self.instrumentation)
+        self.progress = Progress("sbp-opt", self.args.progress)
+        callback = self.progress.passes(self.instrumentation) if self.progress.enabled else self.instrumentation
+        self.pipeline = parse_pipeline_spec(parts, callback)
 
     # -- running -----------------------------------------------------------
     def chunks(self) -> list[Source]:
@@ -230,7 +241,10 @@ class SbpOptMain(xDSLOptMain):
             if self.args.sbp_report is not None:
                 reject_per_rank(module, "--sbp-report")
                 self.print_report(module)
-            self.pipeline.apply(self.ctx, module)
+            try:
+                self.pipeline.apply(self.ctx, module)
+            finally:
+                self.progress.close()
             started = time.perf_counter()
             output = self.output_resulting_program(module)
             self.instrumentation.record("Output", time.perf_counter() - started)
@@ -277,7 +291,8 @@ class SbpOptMain(xDSLOptMain):
             if self.args.verify_diagnostics:
                 if diagnostic is not None:
                     outputs.append(diagnostic.render() + "\n")
-                # Expected errors must appear; an error no annotation expects fails the run.
+                # Expected errors must appear; an error no annotation expects fails the run (stderr
+                # names it by its place; its text is printed once, on stdout).
                 for problem in check_expectations(expectations(source), diagnostic, source):
                     print(problem, file=sys.stderr)
                     status = 1
@@ -298,9 +313,11 @@ class SbpOptMain(xDSLOptMain):
             return status  # as mlir-opt: the output file is kept only when every chunk succeeded
         if to_stdout:
             sys.stdout.write(text)
-        else:
-            with open(self.args.output_file, "w", encoding="utf-8") as f:
-                f.write(text)
+            return status
+        problem = write_output(self.args.output_file, text)
+        if problem is not None:
+            print(problem, file=sys.stderr)
+            return 1
         return status
 
 

@@ -35,6 +35,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
+import math
 import os
 import sys
 import traceback
@@ -82,7 +83,7 @@ def build_arg_parser() -> argparse.ArgumentParser:
                         help="run on the lock-step mesh simulator (default) or on torch.distributed processes")
     parser.add_argument("--dist-backend", choices=("gloo", "nccl", "hccl"), default="gloo",
                         help="torch.distributed backend of --backend torch (default gloo, on the CPU)")
-    parser.add_argument("--timeout", type=_positive(float), default=60.0, metavar="S",
+    parser.add_argument("--timeout", type=_positive(float, MAX_TIMEOUT), default=60.0, metavar="S",
                         help="--backend torch: seconds without progress on any rank before the run fails (default 60)")
     parser.add_argument("--repeat", type=_positive(int), default=1, metavar="N",
                         help="--backend torch: run the program N times and report median times (default 1)")
@@ -90,14 +91,21 @@ def build_arg_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _positive(kind: type) -> Callable[[str], float]:
+MAX_TIMEOUT = 86400.0
+"""The longest `--timeout` (one day): torch.distributed's own timeouts overflow a C int of ms past ~12 days."""
+
+
+def _positive(kind: type, at_most: float | None = None) -> Callable[[str], float]:
+    """An argparse type: a positive finite `kind` (nan and inf are not seconds), at most `at_most`."""
+
     def parse(text: str) -> float:
+        expected = "a positive number" if at_most is None else f"a positive number of at most {at_most:g}"
         try:
             value = kind(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from None
-        if value <= 0:
-            raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
+            raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}") from None
+        if not (math.isfinite(value) and value > 0) or (at_most is not None and value > at_most):
+            raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}")
         return value
 
     return parse

@@ -32,6 +32,7 @@ from sbpc.dialects.diagnostics import DecodeError, LocatedParser, decode_source,
 from sbpc.lowering.ascendc.cann_project import CANN_PACKAGE_PATH
 from sbpc.lowering.ascendc.printer import emit_project
 from sbpc.runtime.pipeline import DEFAULT_PIPELINE, UsageError, checked_pipeline, verify_program
+from sbpc.tools.cli import write_output
 
 MLIR_GLOBAL_PIPELINE = "infer-sbp"
 T = TypeVar("T")
@@ -174,10 +175,9 @@ def _write(args: argparse.Namespace, text: str | None) -> int:
     if args.output in (None, "-"):
         sys.stdout.write(text)
         return 0
-    try:
-        Path(args.output).write_text(text)
-    except OSError as error:
-        print(f"error: cannot write {args.output}: {error.strerror or error}", file=sys.stderr)
+    problem = write_output(args.output, text)
+    if problem is not None:
+        print(problem, file=sys.stderr)
         return 1
     return 0
 

@@ -18,6 +18,7 @@ split, a grid axis list not in ascending (major-first = sbp's mesh-axis order) o
 
 from __future__ import annotations
 
+import math
 import re
 from typing import ClassVar
 
@@ -56,6 +57,8 @@ from sbpc.translate.to_upstream_global import balanced_offsets
 
 UPSTREAM_DIALECTS = ("builtin", "func", "arith", "math", "linalg", "tensor", "tosa", "shard", "scf")
 DEFAULT_DEVICE_TYPE = "npu"
+MAX_GRID_DEVICES = 1 << 20
+"""The largest grid imported: its placement lists every rank (8 MB of ranks, megabytes of text)."""
 _PENDING = re.compile(r"(P(?:\((?:sum|max|min)\))?) on grid axis (\d+)")
 
 
@@ -97,28 +100,50 @@ class Grid:
     """One `shard.grid` and the placement it becomes."""
 
     def __init__(self, op: GridOp):
+        verified(op)
         self.name = op.sym_name.data
         self.shape = tuple(int(n) for n in op.shape.get_values())
+        where = f"shard.grid @{self.name}"
         if not self.shape or any(n <= 0 for n in self.shape):
-            raise OpError(op, f"shard.grid @{self.name}: shape {list(self.shape)} has no static size on every "
+            raise OpError(op, f"{where}: shape {list(self.shape)} has no static size on every "
                           "axis (sbp placements are concrete device lists)")
-        device_type = op.attributes.get("sbp.device_type")
+        count = math.prod(self.shape)  # Python ints: a product past int64 is caught here, not wrapped
+        if count > MAX_GRID_DEVICES:
+            raise OpError(op, f"{where}: shape {'x'.join(map(str, self.shape))} has {count} devices; sbpc "
+                          f"imports grids of at most {MAX_GRID_DEVICES} devices (a placement lists every rank)")
+        device_type = op.attributes.get("sbp.device_type", StringAttr(DEFAULT_DEVICE_TYPE))
+        if not isinstance(device_type, StringAttr):
+            raise OpError(op, f"{where}: sbp.device_type must be a string, got {device_type}")
         devices = op.attributes.get("sbp.devices")
-        ranks = [int(r) for r in devices.get_values()] if isinstance(devices, DenseArrayBase) else None
-        count = 1
-        for n in self.shape:
-            count *= n
-        if ranks is None or len(ranks) != count:
+        if devices is None:
             ranks = list(range(count))
-        self.placement = PlacementOp(self.name, device_type.data if isinstance(device_type, StringAttr)
-                                     else DEFAULT_DEVICE_TYPE, self.shape, ranks)
+        elif not isinstance(devices, DenseArrayBase):
+            raise OpError(op, f"{where}: sbp.devices must be an array<i64: ...> of ranks, got {devices}")
+        else:
+            ranks = [int(r) for r in devices.get_values()]
+            if len(ranks) != count:
+                raise OpError(op, f"{where}: sbp.devices lists {len(ranks)} rank{'' if len(ranks) == 1 else 's'} "
+                              f"for a grid of {count} devices (shape {list(self.shape)}): give one rank per device")
+        self.placement = PlacementOp(self.name, device_type.data, self.shape, ranks)
+
+
+def verified(op: Operation) -> None:
+    """Check `op`'s own constraints (property kinds, xDSL's verifier), which an unverified upstream
+    module may break, before reading it: a located error, not a Python one deep in the importer."""
+    try:
+        op.verify(verify_nested_ops=False)
+    except VerifyException as error:
+        message = str(error)
+        raise OpError(op, message if message.startswith(op.name) else f"{op.name}: {message}") from error
 
 
 def nd_sbp_of(shard: ShardOp, grids: dict[str, Grid]) -> tuple[Grid, NdSbpAttr]:
     """The ND-SBP a `shard.shard` gives its value (its `shard.sharding` read against the value's shape)."""
+    verified(shard)
     sharding = shard.sharding.owner
     if not isinstance(sharding, ShardingOp):
         raise OpError(shard, "shard.shard: the sharding is not a shard.sharding op of this function")
+    verified(sharding)
     grid = grids.get(sharding.grid.root_reference.data)
     if grid is None:
         raise OpError(sharding, f"shard.sharding: unknown grid @{sharding.grid.root_reference.data}")
@@ -192,6 +217,11 @@ class FuncImporter:
                 self.absorbed.update(found[1])
 
     def translate(self) -> FuncOp:
+        verified(self.func)
+        blocks = len(self.func.body.blocks)
+        if blocks != 1:
+            raise OpError(self.func, f"@{self.func.sym_name.data} has {blocks} blocks; --import-shard reads "
+                          "functions of one block (no branches between blocks)")
         self.scan()
         args: list[Attribute] = []
         for arg in self.func.body.block.args:
@@ -313,6 +343,7 @@ def import_shard(module: ModuleOp) -> ModuleOp:
     raiser = Raiser()
     funcs: list[FuncOp] = []
     origins: list[tuple[Operation, Operation]] = []
+    verified(module)  # one block: `module.ops` below needs it
     for op in module.ops:
         if isinstance(op, GridOp):
             grid = Grid(op)

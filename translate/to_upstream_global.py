@@ -64,7 +64,8 @@ def balanced_offsets(shape: Sequence[int], axes: list[list[int]], hierarchy: Seq
 
 def _offsets(shape: Sequence[int], axes: list[list[int]], hierarchy: Sequence[int]) -> list[int] | None:
     """The balanced `sharded_dims_offsets` when some split is uneven, else None (MLIR's default)."""
-    uneven = any(shape[dim] % math.prod(hierarchy[a] for a in mesh_axes) for dim, mesh_axes in enumerate(axes))
+    uneven = any(shape[dim] % math.prod(hierarchy[a] for a in mesh_axes)
+                 for dim, mesh_axes in enumerate(axes) if mesh_axes)  # a 0-d tensor's `[[]]` names no dim
     return balanced_offsets(shape, axes, hierarchy) if uneven else None
 
 

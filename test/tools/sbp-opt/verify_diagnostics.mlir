@@ -34,8 +34,9 @@ func.func @f(%a: !sbp.tensor<4xf32, @p, [P]>) {
 // CHECK-NEXT: {{^}}  ^{{$}}
 // CHECK-NOT: {{.}}
 
-// STDERR:      {{^}}unexpected error: {{.*}}verify_diagnostics.mlir:11:24: error: placement ranks must form a rectangular nested list{{$}}
-// STDERR:      {{^}}unexpected error: {{.*}}verify_diagnostics.mlir:30:3: error: sbp.to_partial
-// STDERR-NOT:  unexpected error
+// Each unexpected error is named on stderr by its place only: its text is printed once, on stdout.
+// STDERR:      {{^}}unexpected error: {{.*}}verify_diagnostics.mlir:11:24: no `// expected-error` annotation matches it{{$}}
+// STDERR-NEXT: {{^}}unexpected error: {{.*}}verify_diagnostics.mlir:30:3: no `// expected-error` annotation matches it{{$}}
+// STDERR-NOT:  {{.}}
 
 // CODE: exit code 1{{$}}
