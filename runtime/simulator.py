@@ -28,7 +28,7 @@ them located; other problems raise `SimulationError`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -361,12 +361,18 @@ def _run_local(op: Operation, env: dict[SSAValue, Shards], kernels: Overrides | 
     return out
 
 
+Tamper = Callable[[CollectiveOp, Shards, Shards], Shards]
+"""A fault injected into a run: (collective, its operand shards, its result shards) -> the result used."""
+
+
 def simulate(
-    module: ModuleOp, entry: str, shards_per_input: Sequence[Shards], kernels: Overrides | None = None
+    module: ModuleOp, entry: str, shards_per_input: Sequence[Shards], kernels: Overrides | None = None,
+    tamper: Tamper | None = None,
 ) -> tuple[list[Shards], list[CollectiveRecord]]:
     """Run the compiled program in lock step on every rank: per-output shards and the collective byte log.
 
-    `kernels` overrides ops' numpy implementations by op class (e.g. fmod through an Ascend C kernel).
+    `kernels` overrides ops' numpy implementations by op class (e.g. fmod through an Ascend C kernel);
+    `tamper` replaces collectives' results (`runtime.fault_injection`, proving that `--check` fails wrong plans).
     """
     fn = find_function(module, entry)
     args, _ = function_signature(module, entry)
@@ -396,7 +402,7 @@ def simulate(
                 except InvalidStep as error:  # the verifier rejects these; an unverified module may not
                     raise OpError(op, f"{describe_op(op)}: {error}") from error
                 log.append(CollectiveRecord(step, sent))
-                env[op.results[0]] = out
+                env[op.results[0]] = out if tamper is None else tamper(op, shards, out)
                 continue
             if (todo := UNLOWERED.get(type(op))) is not None:
                 src_ty, dst_ty = op.operands[0].type, op.results[0].type

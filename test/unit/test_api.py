@@ -64,7 +64,8 @@ def test_run_is_sbp_run() -> None:
     assert code == 0 and result.ok and result.checked
     assert result.collectives == ["all_to_all mesh_axes=[0] S(1)->S(0) f32[2,4]: bytes sent per rank [8, 8]"]
     assert (result.bytes_sent, result.modelled_bytes) == (16, 16)
-    assert text.splitlines() == [*result.collectives, "total bytes sent: 16 (all ranks); cost model: 16", "check: OK"]
+    assert text.splitlines() == [*result.collectives, "total bytes sent: 16 (all ranks); cost model: 16",
+                                 "check: OK (result 0: exact)"]
     t1, t2 = result.inputs
     np.testing.assert_array_equal(result.outputs[0], t1 + t2)
 

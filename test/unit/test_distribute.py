@@ -189,12 +189,12 @@ def test_partial_to_broadcast_on_2x2_checks_bit_for_bit(tmp_path, seed: int) -> 
     code, text = run_captured([str(program), "--check", "--inputs", inputs, "--save-outputs", str(out)])
     assert code == 0, text
     assert "all_reduce mesh_axes=[0] [P, B]->[B, B] f32[4,4]" in text
-    assert text.rstrip().endswith("check: OK")
+    assert text.rstrip().endswith("check: OK (result 0: exact)")
     assert same_bits(np.load(os.path.join(out, "result0.npy")), value)
     # Random inputs: the check itself is bitwise for this program.
     code, text = run_captured([str(program), "--check", "--seed", str(seed)])
     assert code == 0, text
-    assert text.rstrip().endswith("check: OK")
+    assert text.rstrip().endswith("check: OK (result 0: exact)")
 
 
 def compiled(text: str, pipeline: str) -> ModuleOp:

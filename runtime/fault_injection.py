@@ -1,0 +1,118 @@
+"""Wrong plans on purpose, to prove that `--check` fails them (SPEC §4.3; `test_check`, `bench/check_sweep.py`).
+
+A fault is injected into one run of a correct compiled program on the simulator, at one collective
+(or one input), and the run is then judged by `engine.check` as any run is:
+
+* `drop`: the collective's messages are lost (each rank receives zeros from its peers);
+* `duplicate`: it runs twice (an all_reduce sums replicas again: n times the value, on every rank), or
+  for a reduce_scatter one rank's piece arrives twice;
+* `unreduced`: a partial sum left unreduced — every rank takes rank 0's piece as the reduced value;
+* `wrong_boxing`: the collective exchanges with the wrong peers (its operand shards rotated by one
+  rank first), so ranks end up with each other's data;
+* `swap_shards`: two ranks holding different pieces of a split input exchange them.
+
+`FAULTS` lists which collectives each fault applies to; `inject` runs the faulty plan and returns
+the `RunResult` (None if the program offers no place for that fault).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import PassPipeline
+
+from sbpc.dialects.collective_ops import CollectiveOp
+from sbpc.dialects.collectives import Coord, Shards, execute_step
+from sbpc.dialects.sbp import SplitAttr
+from sbpc.runtime.distribute import distribute
+from sbpc.runtime.engine import Located, RunResult, compile_module, reassemble
+from sbpc.runtime.simulator import collective_step, function_signature, modelled_bytes, simulate, total_sent
+
+FAULTS: dict[str, tuple[str, ...]] = {
+    "drop": ("all_reduce", "reduce_scatter", "all_gather", "all_to_all"),
+    "duplicate": ("all_reduce", "reduce_scatter"),
+    "unreduced": ("all_reduce", "reduce_scatter"),
+    "wrong_boxing": ("all_gather", "all_to_all", "reduce_scatter"),
+    "swap_shards": (),
+}
+
+
+def _rotate(shards: Shards) -> Shards:
+    coords = sorted(shards)
+    return {c: shards[coords[(i + 1) % len(coords)]] for i, c in enumerate(coords)}
+
+
+def _only(shards: Shards, keep: Coord, times: int = 1) -> Shards:
+    """`shards` with every rank's piece but `keep`'s zeroed (`keep`'s multiplied by `times`)."""
+    return {c: shards[c] * times if c == keep else np.zeros_like(shards[c]) for c in shards}
+
+
+def _tampered(fault: str, op: CollectiveOp, operand: Shards, result: Shards) -> Shards | None:
+    """The faulty result of `op`, None if it would not change anything or not fit the program."""
+    step = collective_step(op)
+
+    def run(shards: Shards) -> Shards:
+        return execute_step(step.kind, shards, step.src, step.dst, step.mesh_axes, step.shape, step.hierarchy)[0]
+
+    first = min(operand)
+    if fault == "drop":
+        out = {c: run(_only(operand, c))[c] for c in operand}
+    elif fault == "duplicate" and step.kind == "all_reduce":
+        out = run(result)
+    elif fault == "duplicate":
+        out = run({c: operand[c] * 2 if c == first else operand[c] for c in operand})
+    elif fault == "unreduced":
+        out = run(_only(operand, first))
+    else:
+        out = run(_rotate(operand))
+    if any(out[c].shape != result[c].shape for c in result):
+        return None
+    if all(np.array_equal(out[c], result[c], equal_nan=True) for c in result):
+        return None
+    return out
+
+
+def inject(ctx: Context, module: ModuleOp, located: Located, inputs: Sequence[np.ndarray], pipeline: PassPipeline,
+           fault: str, rng: np.random.Generator, entry: str = "main", which: int = 0) -> RunResult | None:
+    """Run `module` compiled by `pipeline` on the simulator with `fault` at the `which`-th place it fits."""
+    compiled, located = compile_module(ctx, module, pipeline, located)
+    arg_dists, res_dists = function_signature(compiled, entry)
+    shards = [distribute(x, d.sbp, d.hierarchy, rng) for x, d in zip(inputs, arg_dists, strict=True)]
+    seen = [0]
+    done = [False]
+    if fault == "swap_shards":
+        for i, dist in enumerate(arg_dists):
+            if not any(isinstance(e, SplitAttr) for e in dist.sbp):
+                continue
+            coords = sorted(shards[i])
+            pair = next(((a, b) for a in coords for b in coords
+                         if shards[i][a].shape == shards[i][b].shape
+                         and not np.array_equal(shards[i][a], shards[i][b])), None)
+            if pair is not None:
+                a, b = pair
+                shards[i][a], shards[i][b] = shards[i][b], shards[i][a]
+                done[0] = True
+                break
+
+    def tamper(op: CollectiveOp, operand: Shards, result: Shards) -> Shards:
+        if done[0] or op.KIND not in FAULTS[fault]:
+            return result
+        out = _tampered(fault, op, operand, result)
+        if out is None:
+            return result
+        seen[0] += 1
+        if seen[0] <= which:
+            return result
+        done[0] = True
+        return out
+
+    outputs, records = simulate(compiled, entry, shards, None, tamper)
+    if not done[0]:
+        return None
+    results, failures = reassemble(outputs, res_dists)
+    sent = total_sent(records)
+    return RunResult(entry, list(inputs), results, [r.line() for r in records], sent, modelled_bytes(compiled, entry),
+                     [], compiled, res_dists, False, mismatches=failures)
