@@ -161,7 +161,7 @@ def run(
         engine.check_memory(fn, located)
         types = engine.argument_types(module, fn, located)
         rng = np.random.default_rng(seed)
-        values = list(inputs) if inputs is not None else engine.random_inputs(types, rng)
+        values = list(inputs) if inputs is not None else engine.random_inputs(types, rng, fn)
         engine.check_inputs(values, types, entry)
         local = LocalKernels(kernels)
         try:

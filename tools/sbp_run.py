@@ -176,7 +176,7 @@ def run(args: argparse.Namespace) -> int:
     types = engine.argument_types(module, fn, located)
     rng = np.random.default_rng(0 if args.seed is None else args.seed)
     inputs = _load_inputs(args.inputs, fn, types, located) if args.inputs is not None else engine.random_inputs(
-        types, rng)
+        types, rng, fn)
     pipeline = given if given is not None else _pipeline(default_pipeline_for(module))
     backend = Backend(args.backend, args.dist_backend, args.timeout, args.repeat, join_torchrun=True)
     try:
@@ -200,7 +200,7 @@ def run(args: argparse.Namespace) -> int:
         for message in result.mismatches:
             print(f"check: FAILED: {message}")
         return 1
-    print("check: OK")
+    print(result.check_line())
     return 0
 
 
