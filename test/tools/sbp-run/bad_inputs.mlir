@@ -18,7 +18,7 @@ func.func @main(%t1: !sbp.tensor<2x4xf32, @p, [S(0)]>,
 }
 
 // OK:      {{^}}total bytes sent: 0 (all ranks); cost model: 0{{$}}
-// OK-NEXT: {{^}}check: OK{{$}}
+// OK-NEXT: {{^}}check: OK ({{.*}}){{$}}
 
 // DTYPE:      bad_inputs.mlir:15:17: error: input 1 ({{.*}}a64.npy) has shape [2, 4] and dtype float64, but argument 1 of @main is f32[2,4] (shape [2, 4], dtype float32){{$}}
 // DTYPE-NEXT: {{^}}                %t2: !sbp.tensor<2x4xf32, @p, [S(0)]>) -> !sbp.tensor<2x4xf32, @p, [S(0)]> {{[{]}}{{$}}

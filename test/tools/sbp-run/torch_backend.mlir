@@ -35,14 +35,14 @@ func.func @fmod(%x: !sbp.tensor<5x7xf32, @q, [S(0), S(1)]>, %r: !sbp.tensor<7xf3
 // CHECK-NEXT: {{^}}all_slice mesh_axes=[0] [B, S(0)]->[S(1), S(0)] f32[5,7]: bytes sent per rank [0, 0, 0, 0]; measured {{[0-9.]+}} ms, model 0.000 ms{{$}}
 // CHECK-NEXT: {{^}}total bytes sent: 276 (all ranks); cost model: 276{{$}}
 // CHECK-NEXT: {{^}}total collective time: measured {{[0-9.]+}} ms, model 0.014 ms (3 collectives, median of 2 runs, median over ranks){{$}}
-// CHECK-NEXT: {{^}}check: OK{{$}}
+// CHECK-NEXT: {{^}}check: OK ({{.*}}){{$}}
 
 // BF16:      {{^}}all_reduce mesh_axes=[0, 1] [P, P]->[B, B] bf16[5,7]: bytes sent per rank [{{[0-9, ]+}}]; measured {{[0-9.]+}} ms, model {{[0-9.]+}} ms{{$}}
 // BF16-NEXT: {{^}}total bytes sent: [[N:[0-9]+]] (all ranks); cost model: [[N]]{{$}}
-// BF16:      {{^}}check: OK{{$}}
+// BF16:      {{^}}check: OK ({{.*}}){{$}}
 // SAME: same bits
 
 // FMOD:      {{^}}total bytes sent: [[N:[0-9]+]] (all ranks); cost model: [[N]]{{$}}
-// FMOD:      {{^}}check: OK{{$}}
+// FMOD:      {{^}}check: OK ({{.*}}){{$}}
 
 // TIMEOUT: sbp-run: error: argument --timeout: expected a positive number, got '0'
