@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 import os
-import re
+import sys
 import traceback
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -37,7 +37,14 @@ from xdsl.ir import Operation
 from xdsl.passes import PassPipeline
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 
-from sbpc.dialects.diagnostics import DecodeError, Diagnostic, LocatedParser, Source, decode_source, error_diagnostic
+from sbpc.dialects.diagnostics import (
+    DecodeError,
+    LocatedParser,
+    Source,
+    argument_diagnostic,
+    decode_source,
+    error_diagnostic,
+)
 from sbpc.dialects.errors import OpError
 from sbpc.dialects.tensor_type import GlobalTensorType
 from sbpc.dialects.units import human_bytes
@@ -93,17 +100,9 @@ class Located:
 
     def at_argument(self, fn: func.FuncOp, index: int, message: str) -> Failure:
         """An error pointing at argument `index` of function `fn` in the source."""
-        start = self.positions.get(fn)
-        if start is None:
+        if self.positions.get(fn) is None:
             return Failure(f"{self.source.name}: error: {message}")
-        pos, width = start, 1
-        arg = fn.body.blocks.first.args[index] if fn.body.blocks.first is not None else None
-        if arg is not None and arg.name_hint is not None:
-            found = re.compile(rf"%{re.escape(arg.name_hint)}\s*:").search(self.source.text, start)
-            if found is not None:
-                pos, width = found.start(), len(arg.name_hint) + 1
-        line, col = self.source.line_col(pos)
-        return Failure(Diagnostic(self.source.name, line, col, message, self.source.line_text(line), width).render())
+        return Failure(argument_diagnostic(fn, index, message, self.source, self.positions).render())
 
     def where(self, op: Operation) -> str:
         """`FILE:LINE:COL` of an op (the file name alone for an op without a position)."""
@@ -120,14 +119,18 @@ class Located:
 
 
 def read_source(path: str) -> Source:
-    """The UTF-8 text of the file `path` (bytes that are not UTF-8 are a located error)."""
+    """The UTF-8 text of the file `path`, or of stdin for `-` (bytes that are not UTF-8 are a located error)."""
+    name = "<stdin>" if path == "-" else path
     try:
-        with open(path, "rb") as f:
-            data = f.read()
+        if path == "-":
+            data = sys.stdin.buffer.read()
+        else:
+            with open(path, "rb") as f:
+                data = f.read()
     except OSError as error:
         raise Failure(f"error: cannot read {path}: {error.strerror or error}") from None
     try:
-        return decode_source(data, path)
+        return decode_source(data, name)
     except DecodeError as error:
         raise Failure(error.diagnostic.render()) from None
 
@@ -173,7 +176,11 @@ def entry_function(module: ModuleOp, entry: str, located: Located) -> func.FuncO
     try:
         return find_function(module, entry)
     except SimulationError as error:
-        raise Failure(f"{located.source.name}: error: {error}") from None
+        where = located.source.name
+        if not any(isinstance(op, func.FuncOp) for op in module.ops):  # an empty input is an empty module
+            raise Failure(f"{where}:{located.source.first_line}:1: error: the program has no function to run "
+                          f"(sbp-run runs @{entry}; see --entry)") from None
+        raise Failure(f"{where}: error: {error}") from None
 
 
 def check_memory(fn: func.FuncOp, located: Located) -> None:

@@ -10,6 +10,7 @@ that needs the global program refuses a per-rank one with a located error.
 from __future__ import annotations
 
 import dataclasses
+import re
 import time
 from collections.abc import Callable, Sequence
 from typing import IO, Any, Literal, get_args, get_origin, get_type_hints
@@ -102,6 +103,18 @@ def _unanchored(spec: str) -> str:
     return text
 
 
+# An option value that is a number with a unit (`mem=12.5MiB`, `time-limit=1.5s`): xDSL's pipeline
+# lexer reads `12.5` as a float and stops at `MiB`; quoted, it is the string the option parses.
+_NUMBER_WITH_UNIT = re.compile(r"(?<=[{\s])([\w-]+)=([0-9][0-9.]*(?:[eE][+-]?[0-9]+)?[A-Za-z_%][\w.%]*)(?=[\s}])")
+
+
+def _quote_numbers_with_units(text: str) -> str:
+    """`a{mem=12.5MiB}` -> `a{mem="12.5MiB"}` (outside the quoted strings of `text`)."""
+    parts = text.split('"')
+    parts[::2] = [_NUMBER_WITH_UNIT.sub(r'\1="\2"', part) for part in parts[::2]]
+    return '"'.join(parts)
+
+
 def _explain(cls: type[ModulePass], spec: ArgSpec, error: ValueError) -> str:
     """A usage message for a pass spec xDSL rejected, naming the options and values allowed."""
     options = {o.name: o for o in pass_options(cls)}
@@ -125,11 +138,13 @@ def parse_pipeline_spec(specs: Sequence[str], callback: Callback) -> PassPipelin
     passes = available_passes()
     parsed: list[ArgSpec] = []
     for spec in specs:
-        text = _unanchored(spec)
+        text = _quote_numbers_with_units(_unanchored(spec))
         try:
             parsed.extend(parse_pipeline(text) if text else ())
         except ArgSpecParseError as error:
-            raise UsageError(f"bad pass pipeline '{spec}': {error}") from None
+            cut = spec.count("{") > spec.count("}")
+            hint = " (its '{' is not closed: on a shell line, quote a pipeline that has spaces)" if cut else ""
+            raise UsageError(f"bad pass pipeline '{spec}'{hint}: {error}") from None
     built: list[ModulePass] = []
     for pass_spec in parsed:
         factory = passes.get(pass_spec.name)

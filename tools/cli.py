@@ -55,10 +55,15 @@ class SuggestingParser(argparse.ArgumentParser):
         return super().parse_known_args(args, namespace)
 
     def error(self, message: str) -> NoReturn:
-        unknown = unknown_flags(self, getattr(self, "_argv", []))
+        argv = getattr(self, "_argv", [])
+        unknown = unknown_flags(self, argv)
         if unknown:
             message = "unrecognized arguments: " + ", ".join(
                 f"{flag} (did you mean {hint}?)" if hint else flag for flag, hint in unknown)
+        elif message.startswith("unrecognized arguments: "):
+            quoted = cut_pipeline(argv, message.removeprefix("unrecognized arguments: ").split(" "))
+            if quoted is not None:
+                message += f" (a pass pipeline with a space in it is cut there by the shell: quote it, {quoted})"
         self.print_usage(sys.stderr)
         self.exit(self.usage_status, f"{self.prog}: error: {message}\n")
 
@@ -81,6 +86,30 @@ def unknown_flags(parser: argparse.ArgumentParser, argv: Sequence[str]) -> list[
         close = difflib.get_close_matches(name, [k for k in known if k.startswith("--")], n=1, cutoff=0.6)
         found.append((name, close[0] if close else None))
     return found
+
+
+def cut_pipeline(argv: Sequence[str], extra: Sequence[str]) -> str | None:
+    """The quoted form of a pass pipeline the shell split at a space (`-p infer-sbp{rule=global` then
+    `mem=12.5MiB}`), e.g. `-p 'infer-sbp{rule=global mem=12.5MiB}'`; None if no pipeline was split."""
+    for i, token in enumerate(argv):
+        flag, value = token.split("=", 1) if token.startswith("--") and "=" in token else ("", token)
+        depth = value.count("{") - value.count("}")
+        end = i + 1
+        if depth > 0:  # an unclosed `{`: the pieces up to the one that closes it
+            while end < len(argv) and depth > 0:
+                depth += argv[end].count("{") - argv[end].count("}")
+                end += 1
+        elif flag and "=" in value:  # `--infer-sbp=rule=global mem=12.5MiB`: the options after it
+            while end < len(argv) and argv[end] in extra and "=" in argv[end] and not argv[end].startswith("-"):
+                end += 1
+        if end == i + 1:
+            continue
+        joined = " ".join([value, *argv[i + 1 : end]])
+        if flag:
+            return f"{flag}='{joined}'"
+        if i >= 1 and argv[i - 1].startswith("-"):
+            return f"{argv[i - 1]} '{joined}'"
+    return None
 
 
 def _is_number(token: str) -> bool:

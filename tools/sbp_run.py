@@ -1,14 +1,16 @@
 """`sbp-run`: compile a global program, run it on a simulated device mesh and check it (SPEC §4).
 
-    sbp-run FILE [--entry main] [--seed N | --inputs a.npy,b.npy] [--pipeline P]
+    sbp-run FILE|- [--entry main] [--seed N | --inputs a.npy,b.npy] [--pipeline P | --rule R [--mem B]]
                  [--kernels numpy|ascendc-cpu [--profile]] [--check] [--save-outputs DIR] [--debug]
                  [--backend simulator|torch] [--dist-backend gloo|nccl|hccl] [--timeout S] [--repeat N]
+                 [--progress] [--version]
 
 1. parse and verify FILE (located errors, exit 1);
 2. build global inputs: seeded random (floats standard normal, integers in [-10, 10]) or `.npy`
    files whose shape and dtype must match the entry function's argument types;
 3. compile a clone of the module with the pass pipeline P
-   (default `infer-sbp,materialize-boxing,lower-boxing,spmdize`);
+   (default `infer-sbp,materialize-boxing,lower-boxing,spmdize`; `--rule R [--mem B]` is that
+   pipeline with `infer-sbp{rule=R mem=B}`, e.g. `--rule global` for arguments without an SBP);
 4. distribute every input by its argument's SBP (`runtime.distribute`; partial inputs as exact
    random pieces), run the compiled program in lock step on every rank (`runtime.simulator`),
    and reassemble the outputs by the results' SBPs;
@@ -40,22 +42,34 @@ import os
 import sys
 import traceback
 from collections.abc import Callable, Sequence
-from typing import NoReturn
+from typing import get_args, get_type_hints
 
 import numpy as np
 from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import PassPipeline
 
 from sbpc.dialects.context import sbp_context
+from sbpc.dialects.placement import PlacementOp
+from sbpc.passes.infer_sbp.options import InferOptions
 from sbpc.runtime import engine, ops_numpy
 from sbpc.runtime.engine import ArgumentType, Backend, Failure, LocalKernels, Located, TorchMissing
-from sbpc.runtime.pipeline import DEFAULT_PIPELINE, UsageError, checked_pipeline, default_pipeline_for
+from sbpc.runtime.pipeline import (
+    DEFAULT_PIPELINE,
+    UsageError,
+    checked_pipeline,
+    checking_callback,
+    default_pipeline_for,
+    parse_pipeline_spec,
+)
+from sbpc.tools.cli import Progress, SuggestingParser, VersionAction
+
+RULES: tuple[str, ...] = get_args(get_type_hints(InferOptions)["rule"])
+"""infer-sbp's rules, the choices of `--rule`."""
 
 
-class _ArgumentParser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:  # usage errors exit 1, like every other error
-        self.print_usage(sys.stderr)
-        self.exit(1, f"{self.prog}: error: {message}\n")
+class _ArgumentParser(SuggestingParser):
+    usage_status = 1  # usage errors exit 1, like every other error
 
 
 def build_arg_parser() -> argparse.ArgumentParser:
@@ -63,15 +77,23 @@ def build_arg_parser() -> argparse.ArgumentParser:
         prog="sbp-run",
         description="Compile an sbp program, run it on a simulated device mesh and compare with the global reference.",
     )
-    parser.add_argument("file", metavar="FILE", help="input .mlir file")
+    parser.add_argument("file", metavar="FILE", help="input .mlir file ('-' reads stdin)")
+    parser.add_argument("--version", action=VersionAction, tool="sbp-run",
+                        help="print the version of sbpc and xDSL and exit")
     parser.add_argument("--entry", default="main", help="function to run (default: main)")
     inputs = parser.add_mutually_exclusive_group()
     inputs.add_argument("--seed", type=int, default=None, help="seed of the random inputs (default 0)")
     inputs.add_argument("--inputs", default=None, help="comma-separated .npy files, one per argument")
-    parser.add_argument(
+    compile_with = parser.add_mutually_exclusive_group()
+    compile_with.add_argument(
         "--pipeline", default=None,
         help=f"pass pipeline, MLIR syntax (default: {DEFAULT_PIPELINE}; none for a per-rank program)",
     )
+    compile_with.add_argument("--rule", choices=RULES, default=None,
+                              help="the default pipeline with infer-sbp{rule=RULE} (global: sbpc decides the "
+                              "arguments' SBPs too)")
+    parser.add_argument("--mem", default=None, metavar="BYTES",
+                        help="with --rule global: the per-device memory budget (bytes, or e.g. 64MiB, 2GiB)")
     parser.add_argument("--kernels", choices=("numpy", "ascendc-cpu"), default="numpy",
                         help="local kernels: numpy (default) or the emitted Ascend C fmod kernels on the CPU shim")
     parser.add_argument("--profile", action="store_true",
@@ -87,8 +109,17 @@ def build_arg_parser() -> argparse.ArgumentParser:
                         help="--backend torch: seconds without progress on any rank before the run fails (default 60)")
     parser.add_argument("--repeat", type=_positive(int), default=1, metavar="N",
                         help="--backend torch: run the program N times and report median times (default 1)")
+    parser.add_argument("--progress", action="store_true",
+                        help="show each pass and the run on stderr as they start and end (by default only "
+                        "steps that take over 2 s, and only when stderr is a terminal)")
     parser.add_argument("--debug", action="store_true", help="show Python tracebacks on errors")
     return parser
+
+
+def rule_pipeline(rule: str, mem: str | None = None) -> str:
+    """`--rule RULE [--mem BYTES]`: the default pipeline with that inference rule (and budget)."""
+    budget = f' mem="{mem}"' if mem is not None else ""
+    return f"infer-sbp{{rule={rule}{budget}}},materialize-boxing,lower-boxing,spmdize"
 
 
 MAX_TIMEOUT = 86400.0
@@ -111,11 +142,18 @@ def _positive(kind: type, at_most: float | None = None) -> Callable[[str], float
     return parse
 
 
-def _pipeline(spec: str) -> PassPipeline:
+def _pipeline(spec: str, progress: Progress | None = None, what: str = "--pipeline") -> PassPipeline:
     try:
-        return checked_pipeline(spec)
+        if progress is None or not progress.enabled:
+            return checked_pipeline(spec)
+        return parse_pipeline_spec([spec], progress.passes(checking_callback(True)))
     except UsageError as error:
-        raise Failure(f"error: bad --pipeline: {error}") from None
+        raise Failure(f"error: bad {what}: {error}") from None
+
+
+def _ranks(module: ModuleOp) -> int:
+    """The most devices a placement of `module` has (how many ranks the run simulates or forks)."""
+    return max((len(op.get_ranks()) for op in module.ops if isinstance(op, PlacementOp)), default=1)
 
 
 def _load_inputs(paths_text: str, fn: func.FuncOp, types: Sequence[ArgumentType], located: Located,
@@ -167,7 +205,14 @@ def run(args: argparse.Namespace) -> int:
         raise Failure("error: --profile needs --kernels ascendc-cpu")
     if args.profile and args.backend != "simulator":
         raise Failure("error: --profile runs with --backend simulator (launches are profiled in this process)")
-    given = _pipeline(args.pipeline) if args.pipeline is not None else None  # usage errors first
+    if args.mem is not None and args.rule != "global":
+        raise Failure("error: --mem is the budget of --rule global (give --rule global)")
+    progress = Progress("sbp-run", args.progress)
+    given = None  # usage errors first
+    if args.pipeline is not None:
+        given = _pipeline(args.pipeline, progress)
+    elif args.rule is not None:
+        given = _pipeline(rule_pipeline(args.rule, args.mem), progress, "--rule/--mem")
     ctx = sbp_context()
     module, located = engine.parse(ctx, engine.read_source(args.file), args.debug)
     fn = engine.entry_function(module, args.entry, located)
@@ -177,12 +222,16 @@ def run(args: argparse.Namespace) -> int:
     rng = np.random.default_rng(0 if args.seed is None else args.seed)
     inputs = _load_inputs(args.inputs, fn, types, located) if args.inputs is not None else engine.random_inputs(
         types, rng, fn)
-    pipeline = given if given is not None else _pipeline(default_pipeline_for(module))
+    pipeline = given if given is not None else _pipeline(default_pipeline_for(module), progress)
     backend = Backend(args.backend, args.dist_backend, args.timeout, args.repeat, join_torchrun=True)
     try:
-        result = engine.run(ctx, module, located, inputs, pipeline, rng, args.entry, kernels, backend)
+        ranks = _ranks(module)
+        with progress.step(f"running @{args.entry} on {ranks} rank{'' if ranks == 1 else 's'} ({args.backend})"):
+            result = engine.run(ctx, module, located, inputs, pipeline, rng, args.entry, kernels, backend)
     except TorchMissing as missing:
         raise Failure(f"error: --backend torch needs {missing}") from None
+    finally:
+        progress.close()
     if result is None:  # a torchrun rank other than 0: rank 0 reports
         return 0
     for line in result.log:

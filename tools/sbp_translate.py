@@ -7,7 +7,8 @@ linalg/tensor/tosa program and prints it in the sbp dialect, ready for `sbp-opt 
 
 The program is compiled with `--pipeline` (default: infer-sbp, materialize-boxing, lower-boxing,
 spmdize, lower-to-ascendc) unless it already holds `ascendc.launch` ops, then every kernel is
-printed as a CANN custom-op project (SPEC §5). Errors are located; exit code 1.
+printed as a CANN custom-op project (SPEC §5). Errors are located; exit code 1 (a bad command line:
+2, with "did you mean" for an unknown flag). `--progress` shows each pass on stderr.
 """
 
 from __future__ import annotations
@@ -31,8 +32,15 @@ from sbpc.dialects.context import sbp_context
 from sbpc.dialects.diagnostics import DecodeError, LocatedParser, decode_source, error_diagnostic
 from sbpc.lowering.ascendc.cann_project import CANN_PACKAGE_PATH
 from sbpc.lowering.ascendc.printer import emit_project
-from sbpc.runtime.pipeline import DEFAULT_PIPELINE, UsageError, checked_pipeline, verify_program
-from sbpc.tools.cli import write_output
+from sbpc.runtime.pipeline import (
+    DEFAULT_PIPELINE,
+    UsageError,
+    checked_pipeline,
+    checking_callback,
+    parse_pipeline_spec,
+    verify_program,
+)
+from sbpc.tools.cli import Progress, SuggestingParser, VersionAction, write_output
 
 MLIR_GLOBAL_PIPELINE = "infer-sbp"
 T = TypeVar("T")
@@ -44,8 +52,10 @@ def ascendc_pipeline(soc: str) -> str:
 
 
 def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="sbp-translate", description=__doc__.splitlines()[0])
+    parser = SuggestingParser(prog="sbp-translate", description=__doc__.splitlines()[0])
     parser.add_argument("input_file", help="program (.mlir; '-' reads stdin)")
+    parser.add_argument("--version", action=VersionAction, tool="sbp-translate",
+                        help="print the version of sbpc and xDSL and exit")
     target = parser.add_mutually_exclusive_group(required=True)
     target.add_argument("--emit-ascendc", action="store_true", help="write the Ascend C projects")
     target.add_argument("--emit-mlir", nargs="?", const="per-rank", choices=["per-rank", "global"],
@@ -60,8 +70,13 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--cann-path", default=None,
                         help="CANN toolkit the projects' CMakePresets.json names (ASCEND_CANN_PACKAGE_PATH; "
                         "default /usr/local/Ascend/ascend-toolkit/latest)")
+    parser.add_argument("--progress", action="store_true",
+                        help="show each pass on stderr as it starts and ends (by default only passes that run "
+                        "over 2 s, and only when stderr is a terminal)")
     parser.add_argument("--debug", action="store_true", help="show Python tracebacks on errors")
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    args.progress = Progress("sbp-translate", args.progress)
+    return args
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -74,7 +89,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("error: --emit-ascendc needs -o DIR", file=sys.stderr)
         return 1
     spec = args.pipeline if args.pipeline is not None else ascendc_pipeline(args.soc)
-    pipeline = _pipeline(spec)  # before reading the input
+    pipeline = _pipeline(spec, args.progress)  # before reading the input
     if pipeline is None:
         return 1
     output = Path(args.output)
@@ -108,9 +123,11 @@ class _Reported(Exception):
     """A failure whose message is already the user-facing text."""
 
 
-def _pipeline(spec: str) -> PassPipeline | None:
+def _pipeline(spec: str, progress: Progress) -> PassPipeline | None:
     try:
-        return checked_pipeline(spec)
+        if not progress.enabled:
+            return checked_pipeline(spec)
+        return parse_pipeline_spec([spec], progress.passes(checking_callback(True)))
     except UsageError as error:
         print(f"error: {error}", file=sys.stderr)
         return None
@@ -139,7 +156,10 @@ def _compile(args: argparse.Namespace, act: Callable[[Context, ModuleOp], T], ct
         module = parser.parse_module()
         if not upstream:
             verify_program(module)
-        return act(ctx, module)
+        try:
+            return act(ctx, module)
+        finally:
+            args.progress.close()
     except (ParseError, DiagnosticException) as error:
         if args.debug:
             traceback.print_exc()
@@ -186,7 +206,7 @@ def _emit_mlir(args: argparse.Namespace) -> int:
     """`--emit-mlir[=global]`: compile (through spmdize, or infer-sbp for the global form), print the
     program in upstream dialects (generic form) to `-o` or stdout."""
     default = MLIR_GLOBAL_PIPELINE if args.emit_mlir == "global" else DEFAULT_PIPELINE
-    pipeline = _pipeline(args.pipeline if args.pipeline is not None else default)
+    pipeline = _pipeline(args.pipeline if args.pipeline is not None else default, args.progress)
     if pipeline is None:
         return 1
     # Loaded only here, as in `_import_shard`.

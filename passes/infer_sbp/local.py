@@ -38,7 +38,7 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.rewriter import Rewriter
 
 from sbpc.dialects.collective_ops import CollectiveOp
-from sbpc.dialects.errors import OpError
+from sbpc.dialects.errors import ArgumentError, OpError
 from sbpc.dialects.placement import lookup_placement_named
 from sbpc.dialects.sbp import NdSbpAttr, SignatureAttr
 from sbpc.dialects.sbp_op_base import describe_op
@@ -116,9 +116,11 @@ def infer_function(
                 "only rule=global decides free arguments"
             )
         if isinstance(arg.type, GlobalTensorType) and arg.type.nd_sbp is None:
-            raise OpError(
-                f, f"func.func @{f.sym_name.data}: argument {i} ({arg.type.describe()}) has no SBP; "
-                "global inputs must carry one (or let rule=global decide it)"
+            name = f"%{arg.name_hint}" if arg.name_hint else "it"
+            raise ArgumentError(
+                f, i, f"func.func @{f.sym_name.data}: argument {i} ({arg.type.describe()}) has no SBP; give {name} "
+                "one, or let rule=global decide it (sbp-opt -p 'infer-sbp{rule=global}'; sbp-run --rule global, "
+                "i.e. --pipeline 'infer-sbp{rule=global},materialize-boxing,lower-boxing,spmdize')"
             )
     # list(iter(...)): list(block.ops) would first walk the block to take its length
     ops = list(iter(f.body.block.ops)) if len(f.body.blocks) == 1 else []

@@ -2,9 +2,10 @@
 
 For every op: the candidates that survived filtering with their OneFlow order value and copy
 cost and their α-β boxing time, the chosen signature and why, and the boxing each input needs.
-Then the program's total modelled communication under both rules, side by side; under rule=global
-also its own totals and the whole-program section of passes/infer_sbp/global_search/report.py. The report is
-built on clones, so it never changes the module being compiled.
+In the text form the program's totals come first: its modelled communication under both rules, side
+by side; under rule=global also its own totals and the whole-program section of
+passes/infer_sbp/global_search/report.py. The report is built on clones, so it never changes the
+module being compiled.
 
 `--sbp-report=dot` draws the plan instead: the program compiled on a clone by infer-sbp,
 materialize-boxing and lower-boxing, as a Graphviz graph. Ops are nodes, values are edges labelled
@@ -159,7 +160,17 @@ def _on_original(module: ModuleOp, clone: ModuleOp, error: OpError) -> OpError:
 
 
 def render_text(report: dict[str, Any]) -> str:
+    """The totals and the global summary first (what a reader looks for), then the per-op detail."""
     lines = [f"// sbp-report (rule={report['rule']})"]
+    for name, t in report["totals"].items():
+        lines.append(
+            f"total rule={name}: {t['modelled_us']:.3f} us modelled, "
+            f"{t['bytes_sent_all_ranks']:g} bytes sent (all ranks), {t['ops_with_boxing']} ops with boxing"
+        )
+    for name, message in report.get("unavailable", {}).items():
+        lines.append(f"total rule={name}: not available ({message})")
+    if "global" in report:
+        lines.extend(render_global(report["global"]))
     for entry in report["ops"]:
         lines.append(f"op {entry['op']}")
         marked = False
@@ -174,15 +185,6 @@ def render_text(report: dict[str, Any]) -> str:
             )
         lines.append(f"  chosen: {entry['chosen']} ({entry['why']})")
         lines.append("  boxing: " + ("; ".join(entry["boxing"]) if entry["boxing"] else "none"))
-    for name, t in report["totals"].items():
-        lines.append(
-            f"total rule={name}: {t['modelled_us']:.3f} us modelled, "
-            f"{t['bytes_sent_all_ranks']:g} bytes sent (all ranks), {t['ops_with_boxing']} ops with boxing"
-        )
-    for name, message in report.get("unavailable", {}).items():
-        lines.append(f"total rule={name}: not available ({message})")
-    if "global" in report:
-        lines.extend(render_global(report["global"]))
     return "\n".join(lines) + "\n"
 
 

@@ -43,11 +43,11 @@ func.func @nd_hint(%a: !sbp.tensor<4x4xf32, @q, [S(0), S(1)]>) {
 
 // A function argument without an SBP.
 sbp.placement @p "cpu" [0, 1]
-// expected-error @+1 {{func.func @no_sbp: argument 1 (f32[4,4][?] @p) has no SBP; global inputs must carry one (or let rule=global decide it)}}
+// expected-error @+1 {{func.func @no_sbp: argument 1 (f32[4,4][?] @p) has no SBP; give %b one, or let rule=global decide it (sbp-opt -p 'infer-sbp{rule=global}'; sbp-run --rule global, i.e. --pipeline 'infer-sbp{rule=global},materialize-boxing,lower-boxing,spmdize')}}
 func.func @no_sbp(%a: !sbp.tensor<4x4xf32, @p, [S(0)]>, %b: !sbp.tensor<4x4xf32, @p>) {
   func.return
 }
-// CHECK: errors.mlir:[[# @LINE - 3]]:1: error: func.func @no_sbp: argument 1 (f32[4,4][?] @p) has no SBP; global inputs must carry one (or let rule=global decide it){{$}}
+// CHECK: errors.mlir:[[# @LINE - 3]]:57: error: func.func @no_sbp: argument 1 (f32[4,4][?] @p) has no SBP; give %b one, or let rule=global decide it (sbp-opt -p 'infer-sbp{rule=global}'; sbp-run --rule global, i.e. --pipeline 'infer-sbp{rule=global},materialize-boxing,lower-boxing,spmdize'){{$}}
 
 // -----
 

@@ -37,7 +37,8 @@
 // TEXT-NEXT: global: op sbp.layer_norm(f32[8,32,256][S(0), B] @mesh, f32[256][B, B] @mesh, f32[256][B, B] @mesh): chose [S(0), B], [B, B], [B, B] -> [S(0), B]; best local [S(0), S(0)], [B, B], [B, B] -> [S(0), S(0)] is 0.123 us cheaper there (compute +0.123 us, communication +0.000 us)
 // TEXT-NEXT: global: op sbp.matmul(f32[8,32,256][S(0), B] @mesh, f32[256,256][B, B] @mesh): chose [S(0), B], [B, B] -> [S(0), B]; best local [S(0), B], [B, S(1)] -> [S(0), S(2)] is 0.184 us cheaper there (compute +0.184 us, communication +0.000 us)
 // TEXT:      global: op sbp.matmul(f32[8,32,1024][S(0), B] @mesh, f32[1024,256][B, B] @mesh): chose [S(0), B], [B, B] -> [S(0), B]; best local [S(0), S(2)], [B, S(0)] -> [S(0), P] is 0.737 us cheaper there (compute +0.737 us, communication +0.000 us)
-// TEXT-NOT:  {{.}}
+// The per-op detail follows the totals and the global summary.
+// TEXT-NEXT: op sbp.layer_norm(
 
 // JSON:      "rule": "global",
 // JSON:      "totals": {

@@ -14,9 +14,9 @@ func.func @main(%a: !sbp.tensor<4x4xf32, @p, [P(max)]>, %b: !sbp.tensor<4x4xf32,
   func.return %0 : !sbp.tensor<4x4xf32, @p, [P(max)]>
 }
 
-// CHECK:      chosen: [P(max)], [P(max)] -> [P(max)]
 // CHECK:      total rule=cost: 0.000 us modelled, 0 bytes sent (all ranks), 0 ops with boxing
 // CHECK-NEXT: total rule=oneflow: not available (sbp.maximum(f32[4,4][P(max)] @p, f32[4,4][P(max)] @p): no SBP signature satisfies result [P(max)];
+// CHECK:      chosen: [P(max)], [P(max)] -> [P(max)]
 
 // JSON:      "unavailable": {
 // JSON-NEXT:   "oneflow": "sbp.maximum(

@@ -20,20 +20,20 @@ sbp.placement @p "cpu" [0, 1]
 // COST:         sbp.add {{.*}} {sbp.signature = #sbp.sig<[S(0)], [S(0)] -> [S(0)]>} : !sbp.tensor<8x4xf32, @p, [S(0)]>, !sbp.tensor<8x4xf32, @p, [B]> -> !sbp.tensor<8x4xf32, @p, [S(0)]>
 
 // REPORT:      // sbp-report (rule=oneflow)
+// REPORT-NEXT: total rule=oneflow: 7.201 us modelled, 128 bytes sent{{.*}}, 1 ops with boxing
+// REPORT-NEXT: total rule=cost: 0.000 us modelled, 0 bytes sent{{.*}}, 1 ops with boxing
 // REPORT:        [S(0)], [S(0)] -> [S(0)] {{ *}}order=-10 oneflow_cost=2.14748e+09 modelled=0.000us
 // REPORT:      * [B], [B] -> [B] {{ *}}order=-10 oneflow_cost=128 modelled=7.201us
 // REPORT-NEXT:   chosen: [B], [B] -> [B] (lowest (OrderValue, IbnCopyCost) = (-10, 128))
 // REPORT-NEXT:   boxing: operand 0: [S(0)] -> [B]
 // The totals: rule=oneflow pays one all-gather (7.201 us, 128 bytes over both ranks), rule=cost nothing.
-// REPORT-NEXT: total rule=oneflow: 7.201 us modelled, 128 bytes sent{{.*}}, 1 ops with boxing
-// REPORT-NEXT: total rule=cost: 0.000 us modelled, 0 bytes sent{{.*}}, 1 ops with boxing
 
 // COSTREPORT:      // sbp-report (rule=cost)
+// COSTREPORT-NEXT: total rule=oneflow: 7.201 us modelled, 128 bytes sent{{.*}}, 1 ops with boxing
+// COSTREPORT-NEXT: total rule=cost: 0.000 us modelled, 0 bytes sent{{.*}}, 1 ops with boxing
 // COSTREPORT:      * [S(0)], [S(0)] -> [S(0)] {{ *}}order=0 oneflow_cost=0 modelled=0.000us
 // COSTREPORT:        chosen: [S(0)], [S(0)] -> [S(0)] (lowest modelled boxing time 0.000 us)
 // COSTREPORT-NEXT:   boxing: operand 1: [B] -> [S(0)]
-// COSTREPORT-NEXT: total rule=oneflow: 7.201 us modelled, 128 bytes sent{{.*}}, 1 ops with boxing
-// COSTREPORT-NEXT: total rule=cost: 0.000 us modelled, 0 bytes sent{{.*}}, 1 ops with boxing
 func.func @main(%x: !sbp.tensor<8x4xf32, @p, [S(0)]>, %y: !sbp.tensor<8x4xf32, @p, [B]>) -> !sbp.tensor<8x4xf32, @p> {
   %0 = sbp.add %x, %y : !sbp.tensor<8x4xf32, @p, [S(0)]>, !sbp.tensor<8x4xf32, @p, [B]> -> !sbp.tensor<8x4xf32, @p>
   func.return %0 : !sbp.tensor<8x4xf32, @p>

@@ -45,4 +45,4 @@ func.func @fmod(%x: !sbp.tensor<5x7xf32, @q, [S(0), S(1)]>, %r: !sbp.tensor<7xf3
 // FMOD:      {{^}}total bytes sent: [[N:[0-9]+]] (all ranks); cost model: [[N]]{{$}}
 // FMOD:      {{^}}check: OK ({{.*}}){{$}}
 
-// TIMEOUT: sbp-run: error: argument --timeout: expected a positive number, got '0'
+// TIMEOUT: sbp-run: error: argument --timeout: expected a positive number of at most 86400, got '0'
