@@ -7,9 +7,12 @@ attributes when present, else "npu" and 0..n-1); `shard.sharding` split_axes bec
 no list is B; a partial, which MLIR 22 cannot write, is read from `--emit-mlir=global`'s `sbp.pending`).
 
 * `shard.shard %v` (not for users) on a function argument gives the argument's SBP (an argument
-  without one is replicated, as MLIR's partition treats it); on an op result, the first one is a
-  requirement on that op's output (SPEC §2.5); any later one with another SBP is an `sbp.to_global`.
-* `shard.shard %v annotate_for_users` is the SBP a consumer reads: the op's `sbp.hint` input entry.
+  without one is replicated, as MLIR's partition treats it); any later one with another SBP is an
+  `sbp.to_global`. On an op result it is, as in MLIR, a requirement on the value, not on the op:
+  the op's result is left to inference (it produces what its operands imply, e.g. the partial sum
+  of a k-split matmul) and an `sbp.to_global` to the annotated SBP follows, which later users read.
+* `shard.shard %v annotate_for_users` is the SBP its users see: an op's `sbp.hint` input entry; for
+  `func.return`, an `sbp.to_global` to that SBP before the return (the function result carries it).
 * compute ops are recognised by translate/raise_linalg.py.
 
 What has no sbp form is a located error at the op: halo sizes, offsets other than the balanced
@@ -39,7 +42,7 @@ from xdsl.dialects.linalg.attrs import IteratorTypeAttr
 from xdsl.dialects.linalg.ops import MatmulOp as LinalgMatmulOp
 from xdsl.dialects.linalg.ops import NamedOperation
 from xdsl.dialects.shard import GridOp, ShardingOp, ShardOp
-from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 from xdsl.ir.affine import AffineMap
 from xdsl.irdl import irdl_op_definition, prop_def
 from xdsl.parser import Parser
@@ -192,9 +195,9 @@ class FuncImporter:
         self.grids = grids
         self.raiser = raiser
         self.values: dict[SSAValue, SSAValue] = {}
-        self.reads: dict[SSAValue, NdSbpAttr] = {}  # a for-users shard result -> the SBP its user reads
-        self.result_sbp: dict[SSAValue, tuple[Grid, NdSbpAttr]] = {}
-        self.result_shard: dict[SSAValue, ShardOp] = {}
+        self.reads: dict[SSAValue, tuple[Grid, NdSbpAttr]] = {}  # a for-users shard -> what its users read
+        self.arg_sbp: dict[SSAValue, tuple[Grid, NdSbpAttr]] = {}
+        self.arg_shard: dict[SSAValue, ShardOp] = {}
         self.absorbed: set[Operation] = set()
         self.origins: list[tuple[Operation, Operation]] = []  # each sbp op built and the op it comes from
 
@@ -205,13 +208,15 @@ class FuncImporter:
         return next(iter(self.grids.values()))
 
     def scan(self) -> None:
-        """First pass: the first plain `shard.shard` of each argument / op result, and the generics a
-        recognised layer_norm absorbs."""
+        """First pass: the first plain `shard.shard` of each argument (its SBP), and the generics a
+        recognised layer_norm absorbs. Every plain annotation is read here, so that one with no sbp
+        form (a halo) is reported before what follows from it."""
         for op in self.func.body.block.ops:
             if isinstance(op, ShardOp) and op.annotate_for_users is None and not isinstance(op.src.owner, ShardOp):
-                if op.src not in self.result_shard:
-                    self.result_shard[op.src] = op
-                    self.result_sbp[op.src] = nd_sbp_of(op, self.grids)
+                sbp = nd_sbp_of(op, self.grids)
+                if isinstance(op.src, BlockArgument) and op.src not in self.arg_shard:
+                    self.arg_shard[op.src] = op
+                    self.arg_sbp[op.src] = sbp
             found = self.raiser.layer_norm(op)
             if found is not None:
                 self.absorbed.update(found[1])
@@ -226,7 +231,7 @@ class FuncImporter:
         args: list[Attribute] = []
         for arg in self.func.body.block.args:
             ty = tensor_type(self.func, arg)
-            grid, sbp = self.result_sbp.get(arg) or (self.default_grid(self.func, f"argument {arg.index}"), None)
+            grid, sbp = self.arg_sbp.get(arg) or (self.default_grid(self.func, f"argument {arg.index}"), None)
             if sbp is None:
                 sbp = NdSbpAttr([BroadcastAttr()] * len(grid.shape))
             args.append(self.global_type(self.func, ty, grid, sbp, self.layout(arg.index)))
@@ -240,7 +245,7 @@ class FuncImporter:
                     op.results and not any(isinstance(r.type, TensorType) for r in op.results)):
                 continue  # init tensors, constants, index arithmetic of shapes: never data here
             if isinstance(op, ReturnOp):
-                returned = [self.value(op, v) for v in op.operands]
+                returned = [self.returned(op, v, block) for v in op.operands]
                 block.add_op(ReturnOp(*returned))
                 new.function_type = FunctionType.from_lists(args, [v.type for v in returned])
                 continue
@@ -288,19 +293,32 @@ class FuncImporter:
         src = self.value(op, op.src)
         if op.annotate_for_users is not None:
             self.values[op.result] = src
-            self.reads[op.result] = nd_sbp_of(op, self.grids)[1]
+            self.reads[op.result] = nd_sbp_of(op, self.grids)
             return
-        if self.result_shard.get(op.src) is op:  # the value's own annotation: already in its type
+        if self.arg_shard.get(op.src) is op:  # an argument's own annotation: already in its type
             self.values[op.result] = src
             return
-        grid, sbp = nd_sbp_of(op, self.grids)
+        self.values[op.result] = self.to_global(op, src, *nd_sbp_of(op, self.grids), block)
+
+    def returned(self, op: ReturnOp, v: SSAValue, block: Block) -> SSAValue:
+        """A returned value; one annotated for its users is returned with the SBP they see."""
+        value = self.value(op, v)
+        if v not in self.reads:
+            return value
+        shard = v.owner
+        assert isinstance(shard, ShardOp)
+        return self.to_global(shard, value, *self.reads[v], block)
+
+    def to_global(self, origin: Operation, src: SSAValue, grid: Grid, sbp: NdSbpAttr, block: Block) -> SSAValue:
+        """`src` converted to `sbp` on `grid` (itself if its type has that SBP already)."""
         current = src.type
         assert isinstance(current, GlobalTensorType)
         if current.placement_name == grid.name and current.nd_sbp == sbp:
-            self.values[op.result] = src
-            return
+            return src
         ty = GlobalTensorType(current.get_shape(), current.element_type, grid.name, sbp)
-        self.values[op.result] = self.add(op, ops.ToGlobalOp.create(operands=[src], result_types=[ty]), block)
+        converted = self.add(origin, ops.ToGlobalOp.create(operands=[src], result_types=[ty]), block)
+        converted.name_hint = origin.results[0].name_hint
+        return converted
 
     def raise_op(self, op: Operation) -> Raised | None:
         found = self.raiser.layer_norm(op)
@@ -318,11 +336,10 @@ class FuncImporter:
         if len(op.results) != 1:
             raise OpError(op, f"{op_name(op)} with {len(op.results)} results has no sbp form")
         operands = [self.value(op, v) for v in raised.operands]
-        hint = [self.reads.get(v) for v in raised.operands]
+        hint = [self.reads[v][1] if v in self.reads else None for v in raised.operands]
         first = operands[0].type
         assert isinstance(first, GlobalTensorType)
-        grid, sbp = self.result_sbp.get(op.results[0]) or (self.grids[first.placement_name], None)
-        ty = self.global_type(op, tensor_type(op, op.results[0]), grid, sbp)
+        ty = self.global_type(op, tensor_type(op, op.results[0]), self.grids[first.placement_name], None)
         new = raised.cls.create(operands=operands, result_types=[ty], properties=raised.props)
         if any(h is not None for h in hint):
             new.attributes["sbp.hint"] = SignatureAttr(hint, [None])
@@ -337,7 +354,7 @@ class FuncImporter:
 
 def import_shard(module: ModuleOp) -> ModuleOp:
     """The `shard`-annotated upstream `module` as an sbp program (global types, SBP on the arguments,
-    requirements and hints where the program annotates op results and operands)."""
+    hints where it annotates operands, conversions where it annotates results and returned values)."""
     grids: dict[str, Grid] = {}
     out: list[Operation] = []
     raiser = Raiser()

@@ -77,26 +77,30 @@ def test_round_trip_gives_back_the_same_sbps(tmp_path: Path) -> None:
 
 def test_mlp_round_trip_text(tmp_path: Path) -> None:
     """The MLP's partial result comes back as [S(0), P] (from sbp.pending), every operand's read SBP
-    as the op's hint, every result's SBP in its type."""
+    as the op's hint, every result's SBP as a requirement after the op (left to inference, then an
+    sbp.to_global, as MLIR means a result annotation)."""
     exported = tmp_path / "g.mlir"
     assert _run(main, [str(ROOT / "examples/mlp_tp.mlir"), "--emit-mlir=global", "-o", str(exported)])[0] == 0
     rc, out, err = _run(main, ["--import-shard", str(exported)])
     assert rc == 0, err
     assert 'sbp.placement @mesh "npu" [[0, 1, 2, 3], [4, 5, 6, 7]]' in out
     assert "sbp.matmul %0, %1 {sbp.hint = #sbp.sig<[S(0), B], [B, S(1)] -> ?>}" in out
-    assert "sbp.add %8, %4 {sbp.hint = #sbp.sig<[S(0), P], [B, P] -> ?>}" in out
-    assert out.count("-> !sbp.tensor<64x1024xf16, @mesh, [S(0), P]>") == 3  # matmul, add, function
+    assert re.search(r"sbp\.add %\d+, %4 \{sbp\.hint = #sbp\.sig<\[S\(0\), P\], \[B, P\] -> \?>\}", out), out
+    assert out.count("-> !sbp.tensor<64x1024xf16, @mesh, [S(0), P]>") == 3  # to_global after matmul, add; function
+    assert out.count("sbp.to_global") == 5  # one after each op
 
 
 def test_hand_written_linalg(tmp_path: Path) -> None:
     rc, out, err = _run(main, ["--import-shard", str(INPUTS / "linalg.mlir")])
     assert rc == 0, err
     ops = re.findall(r"= (sbp\.\w+)", out)
-    assert ops == ["sbp.matmul", "sbp.add", "sbp.relu", "sbp.transpose", "sbp.matmul", "sbp.reshape", "sbp.reshape"]
+    assert ops == ["sbp.matmul", "sbp.add", "sbp.relu", "sbp.transpose", "sbp.matmul", "sbp.reshape", "sbp.reshape",
+                   "sbp.to_global"]
     # arguments: annotated ones take their split_axes, the others are replicated; [[0, 1]] is S(0) twice
     assert "%x: !sbp.tensor<64x1024xf16, @mesh, [S(0), B]>, %w: !sbp.tensor<1024x4096xf16, @mesh, [B, S(1)]>, " \
         "%b: !sbp.tensor<4096xf16, @mesh, [B, B]>, %q: !sbp.tensor<8x16x32xf32, @mesh, [S(0), S(0)]>" in out
-    assert "-> !sbp.tensor<8x16x16xf32, @mesh, [S(0), S(2)]>" in out  # an annotated result: a requirement
+    assert "%res = sbp.to_global %back : !sbp.tensor<8x16x16xf32, @mesh> -> !sbp.tensor<8x16x16xf32, @mesh, " \
+        "[S(0), S(2)]>" in out  # an annotated result: a requirement on the value, boxing after the op
     (tmp_path / "l.mlir").write_text(out)
     rc, planned, err = _run(opt_main, [str(tmp_path / "l.mlir"), "-p", "infer-sbp"])
     assert rc == 0, err
@@ -118,6 +122,70 @@ def test_hand_written_tosa() -> None:
 def test_hand_written_inputs_are_valid_mlir(name: str) -> None:
     assert MLIR_OPT is not None
     run = subprocess.run([MLIR_OPT, "--verify-each", str(INPUTS / name)], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+
+
+GRID4 = "shard.grid @g(shape = 4)\n"
+ROW_PARALLEL = GRID4 + """func.func @main(%x: tensor<8x16xf32>, %w: tensor<16x32xf32>) -> tensor<8x32xf32> {
+  %s1 = shard.sharding @g split_axes = [[], [0]] : !shard.sharding
+  %xs = shard.shard %x to %s1 : tensor<8x16xf32>
+  %s0 = shard.sharding @g split_axes = [[0]] : !shard.sharding
+  %ws = shard.shard %w to %s0 : tensor<16x32xf32>
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8x32xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<8x32xf32>) -> tensor<8x32xf32>
+  %m = linalg.matmul ins(%xs, %ws : tensor<8x16xf32>, tensor<16x32xf32>) outs(%f : tensor<8x32xf32>) -> tensor<8x32xf32>
+  %sr = shard.sharding @g split_axes = [[]] : !shard.sharding
+  %r = shard.shard %m to %sr : tensor<8x32xf32>
+  return %r : tensor<8x32xf32>
+}
+"""
+RETURNED_FOR_USERS = GRID4 + """func.func @main(%x: tensor<8x32xf32>) -> tensor<8x32xf32> {
+  %s0 = shard.sharding @g split_axes = [[0]] : !shard.sharding
+  %xs = shard.shard %x to %s0 : tensor<8x32xf32>
+  %e = tensor.empty() : tensor<8x32xf32>
+  %n = linalg.add ins(%xs, %xs : tensor<8x32xf32>, tensor<8x32xf32>) outs(%e : tensor<8x32xf32>) -> tensor<8x32xf32>
+  %sr = shard.sharding @g split_axes = [[], [0]] : !shard.sharding
+  %u = shard.shard %n to %sr annotate_for_users : tensor<8x32xf32>
+  return %u : tensor<8x32xf32>
+}
+"""
+
+
+def _planned(text: str, tmp_path: Path) -> str:
+    """`text` imported, then planned and its boxings lowered to collectives."""
+    (tmp_path / "in.mlir").write_text(text)
+    rc, out, err = _run(main, ["--import-shard", str(tmp_path / "in.mlir"), "-o", str(tmp_path / "sbp.mlir")])
+    assert rc == 0, err
+    rc, out, err = _run(opt_main, [str(tmp_path / "sbp.mlir"), "-p", "infer-sbp,materialize-boxing,lower-boxing"])
+    assert rc == 0, err
+    return out
+
+
+def test_result_annotation_is_a_requirement_on_the_value(tmp_path: Path) -> None:
+    """Megatron's row-parallel MLP: `[S(1)] x [S(0)]` gives the partial sum, and the replicated
+    annotation of the result is an all_reduce after the matmul (MLIR's meaning), not a rejected
+    `[S(1)], [S(0)] -> [B]` signature."""
+    out = _planned(ROW_PARALLEL, tmp_path)
+    assert "sbp.matmul %x, %w {sbp.signature = #sbp.sig<[S(1)], [S(0)] -> [P]>}" in out
+    assert "%r = sbp.all_reduce %m {mesh_axes = array<i64: 0>} : !sbp.tensor<8x32xf32, @g, [P]> -> " \
+        "!sbp.tensor<8x32xf32, @g, [B]>" in out
+    assert "-> !sbp.tensor<8x32xf32, @g, [B]> {" in out
+
+
+def test_for_users_annotation_on_a_returned_value(tmp_path: Path) -> None:
+    """`annotate_for_users` on a returned value is the SBP the caller sees: the function returns it."""
+    out = _planned(RETURNED_FOR_USERS, tmp_path)
+    assert "func.func @main(%x: !sbp.tensor<8x32xf32, @g, [S(0)]>) -> !sbp.tensor<8x32xf32, @g, [S(1)]> {" in out
+    assert "%u = sbp.all_to_all %n" in out
+    assert "func.return %u : !sbp.tensor<8x32xf32, @g, [S(1)]>" in out
+
+
+@pytest.mark.skipif(MLIR_OPT is None, reason="mlir-opt-22 absent")
+@pytest.mark.parametrize("text", [ROW_PARALLEL, RETURNED_FOR_USERS], ids=["row_parallel", "returned_for_users"])
+def test_semantic_inputs_are_valid_mlir(text: str) -> None:
+    assert MLIR_OPT is not None
+    run = subprocess.run([MLIR_OPT, "--verify-each", "-"], input=text, capture_output=True, text=True, timeout=60)
     assert run.returncode == 0, run.stderr
 
 

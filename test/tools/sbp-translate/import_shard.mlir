@@ -25,7 +25,8 @@ func.func @main(%x: tensor<64x1024xf16>, %w: tensor<1024x4096xf16>) -> tensor<64
 
 // INFER: sbp.matmul %x, %w {sbp.signature = #sbp.sig<[S(0), B], [B, S(1)] -> [S(0), S(1)]>}
 
-// ROUND: sbp.matmul %0, %1 {sbp.hint = #sbp.sig<[S(0), B], [B, S(1)] -> ?>} : {{.*}} -> !sbp.tensor<64x4096xf16, @mesh, [S(0), S(1)]>
+// ROUND: sbp.matmul %0, %1 {sbp.hint = #sbp.sig<[S(0), B], [B, S(1)] -> ?>} : {{.*}} -> !sbp.tensor<64x4096xf16, @mesh>
+// ROUND-NEXT: sbp.to_global %5 : !sbp.tensor<64x4096xf16, @mesh> -> !sbp.tensor<64x4096xf16, @mesh, [S(0), S(1)]>
 // ROUND: -> !sbp.tensor<64x1024xf16, @mesh, [S(0), P]>
 
 // HALO: import_shard.mlir.tmp.halo.mlir:10:3: error: shard.sharding: halo sizes have no sbp form
