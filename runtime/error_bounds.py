@@ -40,7 +40,7 @@ from sbpc.dialects.sbp_ops import ConversionOp
 from sbpc.dialects.tensor_type import GlobalTensorType
 from sbpc.runtime.op_impls import GELU_C, impl_of, run_numpy
 from sbpc.runtime.ops_numpy import LOW_FLOATS, has_flag, int_property, is_integer, result_dtype, scalar_as, scalar_value
-from sbpc.runtime.simulator import SimulationError, find_function, placement_hierarchy
+from sbpc.runtime.simulator import entry_block, placement_hierarchy
 
 F64 = np.dtype(np.float64)
 GELU_SLOPE = 1.13
@@ -443,12 +443,7 @@ def mesh_devices(module: ModuleOp, fn: func.FuncOp) -> int:
 def bounded_reference(module: ModuleOp, entry: str, inputs: Sequence[Bounded], ascendc: bool = False,
                       ) -> list[Bounded]:
     """Run the original global program on bounded values (distribution ops are identities)."""
-    fn = find_function(module, entry)
-    block = fn.body.blocks.first
-    if block is None:
-        raise OpError(fn, f"@{entry} has no body")
-    if len(inputs) != len(block.args):
-        raise SimulationError(f"@{entry} takes {len(block.args)} arguments, got {len(inputs)} inputs")
+    fn, block = entry_block(module, entry, len(inputs))
     ctx = BoundContext(mesh_devices(module, fn), ascendc)
     env: dict[SSAValue, Bounded] = dict(zip(block.args, inputs, strict=True))
     with np.errstate(all="ignore"):

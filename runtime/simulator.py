@@ -41,7 +41,7 @@ from xdsl.dialects.builtin import (
     SymbolRefAttr,
     TensorType,
 )
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.traits import SymbolTable
 
 from sbpc.dialects import dtypes
@@ -113,6 +113,17 @@ def find_function(module: ModuleOp, entry: str) -> func.FuncOp:
     names = [f"@{op.sym_name.data}" for op in module.ops if isinstance(op, func.FuncOp)]
     listed = ", ".join(names) if names else "none"
     raise SimulationError(f"no function @{entry} in the module (functions: {listed})")
+
+
+def entry_block(module: ModuleOp, entry: str, n_inputs: int) -> tuple[func.FuncOp, Block]:
+    """The entry function and its body, checked to take `n_inputs` arguments (a global reference's start)."""
+    fn = find_function(module, entry)
+    block = fn.body.blocks.first
+    if block is None:
+        raise OpError(fn, f"@{entry} has no body")
+    if n_inputs != len(block.args):
+        raise SimulationError(f"@{entry} takes {len(block.args)} arguments, got {n_inputs} inputs")
+    return fn, block
 
 
 def placement_hierarchy(anchor: Operation, name: str) -> tuple[int, ...]:
@@ -438,12 +449,7 @@ def reference(
     module: ModuleOp, entry: str, inputs: Sequence[np.ndarray], kernels: Overrides | None = None
 ) -> list[np.ndarray]:
     """Run the original global program on full arrays; distribution ops are identities."""
-    fn = find_function(module, entry)
-    block = fn.body.blocks.first
-    if block is None:
-        raise OpError(fn, f"@{entry} has no body")
-    if len(inputs) != len(block.args):
-        raise SimulationError(f"@{entry} takes {len(block.args)} arguments, got {len(inputs)} inputs")
+    fn, block = entry_block(module, entry, len(inputs))
     env: dict[SSAValue, np.ndarray] = dict(zip(block.args, inputs, strict=True))
     with np.errstate(all="ignore"):
         for op in block.ops:
