@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, IntegerType
+from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, IntegerType, Signedness
 from xdsl.ir import Attribute
 
 if TYPE_CHECKING:
@@ -81,7 +81,10 @@ ELEMENT_TYPES: tuple[ElementType, ...] = (
                 in_ir=True, fmod_kernel=True, cast_up="CAST_NONE", cast_down="CAST_RINT", msopgen="int16"),
     ElementType("i32", 4, False, IntegerType(32), "int32", "int32_t", "DT_INT32", 3, ("int32", "int32_t"), in_ir=True),
     ElementType("i64", 8, False, IntegerType(64), "int64", "int64_t", "DT_INT64", 9, ("int64", "int64_t"), in_ir=True),
-    ElementType("i8", 1, False, IntegerType(8), "int8", "int8_t", "DT_INT8", 2, ("int8", "int8_t")),
+    ElementType("i8", 1, False, IntegerType(8), "int8", "int8_t", "DT_INT8", 2, ("int8", "int8_t"), in_ir=True),
+    ElementType("ui8", 1, False, IntegerType(8, Signedness.UNSIGNED), "uint8", "uint8_t", "DT_UINT8", 4,
+                ("uint8", "uint8_t"), in_ir=True),
+    ElementType("i1", 1, False, IntegerType(1), "bool", "bool", "DT_BOOL", 12, ("bool",), in_ir=True),
     # Storage-only types of the seed-004 layout table (no IR value, no kernel).
     ElementType("fp8_e8m0", 1, True, None, "float8_e8m0fnu", None, None, None),
     ElementType("fp4x2_e2m1", 1, True, None, None, None, None, None),

@@ -20,12 +20,12 @@ def test_rows_agree_with_numpy_and_xdsl():
             assert d.itemsize == t.size and (d.kind in "fV") == t.is_float, t.name
             assert dtypes.of_numpy(d) is t and dtypes.find(d) is t
         if isinstance(t.xdsl, IntegerType):
-            assert t.xdsl.width.data == 8 * t.size and not t.is_float
+            assert t.xdsl.width.data in (8 * t.size, 1) and not t.is_float  # i1 is stored in a byte
         if t.xdsl is not None:
             assert dtypes.of_xdsl(t.xdsl) is t and dtypes.size_of(t.xdsl) == t.size
         for spelling in (t.name, *t.aliases):
             assert dtypes.lookup(spelling) is t
-    assert [t.name for t in dtypes.IR_TYPES] == ["f32", "f16", "bf16", "i16", "i32", "i64"]  # SPEC §2.3
+    assert [t.name for t in dtypes.IR_TYPES] == ["f32", "f16", "bf16", "i16", "i32", "i64", "i8", "ui8", "i1"]  # SPEC §2.3, §7
     assert [t.name for t in dtypes.FMOD_KERNEL_TYPES] == ["f32", "f16", "bf16", "i16"]  # SPEC §5
     assert dtypes.FMOD_KERNEL_SUPPORT == "bf16, f16, f32 and i16"
     assert dtypes.find(np.float64) is None and dtypes.lookup("f64") is None

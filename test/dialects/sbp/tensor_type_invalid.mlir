@@ -79,21 +79,21 @@ func.func @not_a_placement(%a: !sbp.tensor<4xf32, @not_a_placement, [B]>) {
 
 // -----
 
-// CHECK: :[[# @LINE + 1]]:36: error: element type must be one of f32, f16, bf16, i16, i32, i64{{$}}
+// CHECK: :[[# @LINE + 1]]:36: error: element type must be one of f32, f16, bf16, i16, i32, i64, i8, ui8, i1{{$}}
 func.func @f64(%a: !sbp.tensor<4x8xf64, @p, [B]>) {
   func.return
 }
 
 // -----
 
-// CHECK: :[[# @LINE + 1]]:35: error: element type must be one of f32, f16, bf16, i16, i32, i64{{$}}
-func.func @i8(%a: !sbp.tensor<4x8xi8, @p, [B]>) {
+// CHECK: :[[# @LINE + 1]]:35: error: element type must be one of f32, f16, bf16, i16, i32, i64, i8, ui8, i1{{$}}
+func.func @i4(%a: !sbp.tensor<4x8xi4, @p, [B]>) {
   func.return
 }
 
 // -----
 
-// CHECK: :[[# @LINE + 1]]:32: error: element type must be one of f32, f16, bf16, i16, i32, i64{{$}}
+// CHECK: :[[# @LINE + 1]]:32: error: element type must be one of f32, f16, bf16, i16, i32, i64, i8, ui8, i1{{$}}
 "test.op"() {t = !sbp.tensor<4xindex, @p, [B]>} : () -> ()
 
 // -----
