@@ -55,6 +55,7 @@ def _mlir_opt(path: Path, *flags: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([MLIR_OPT, "--verify-each", *flags, str(path)], capture_output=True, text=True, timeout=60)
 
 
+@pytest.mark.exhaustive  # every program of the tree: 13 s; the examples' tests below stay in the default run
 @needs_mlir
 def test_every_per_rank_program_verifies_and_converts(tmp_path: Path) -> None:
     exported: list[str] = []

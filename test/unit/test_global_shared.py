@@ -198,6 +198,7 @@ def test_general_factors_in_every_solver() -> None:
 
 
 
+@pytest.mark.exhaustive  # 7 s of HiGHS; the unbudgeted bounded-value tests stay in the default run
 def test_under_a_budget_a_bounded_value_costs_one_mip(monkeypatch: pytest.MonkeyPatch) -> None:
     """The same 1-layer GPT under mem = ¼ weights + 3 MiB: the plans of both bounds, priced exactly,
     then one HiGHS solve of the exact problem (the bounded value as a cover, no table), not two. The
