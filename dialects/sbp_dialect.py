@@ -1,15 +1,16 @@
 """The `sbp` dialect object: every op and attribute of the dialect, registered together.
 
 The ops live by family: `placement.py` (the mesh), `sbp_ops.py` (compute and conversion ops, on
-the base `sbp_op_base.SbpOp`), `collective_ops.py` (the collectives `--lower-boxing` emits); the
-attributes in `sbp.py` and `layout.py`, the type `!sbp.tensor` in `tensor_type.py`.
+the base `sbp_op_base.SbpOp`), `sbp_ops_nn.py` (the neural-network ops of SPEC §7),
+`collective_ops.py` (the collectives `--lower-boxing` emits); the attributes in `sbp.py` and
+`layout.py`, the type `!sbp.tensor` in `tensor_type.py`.
 """
 
 from __future__ import annotations
 
 from xdsl.ir import Dialect, Operation
 
-from sbpc.dialects import collective_ops, sbp_ops
+from sbpc.dialects import collective_ops, sbp_ops, sbp_ops_nn
 from sbpc.dialects.layout import LayoutAttr
 from sbpc.dialects.placement import PlacementOp
 from sbpc.dialects.sbp import (
@@ -48,6 +49,18 @@ SBP_OPS: list[type[Operation]] = [
     sbp_ops.ReshapeOp,
     sbp_ops.ToGlobalOp,
     sbp_ops.BoxingOp,
+    sbp_ops_nn.SigmoidOp,
+    sbp_ops_nn.TanhOp,
+    sbp_ops_nn.SiluOp,
+    sbp_ops_nn.DropoutOp,
+    sbp_ops_nn.SoftmaxOp,
+    sbp_ops_nn.RmsNormOp,
+    sbp_ops_nn.EmbeddingOp,
+    sbp_ops_nn.CrossEntropyOp,
+    sbp_ops_nn.ConcatOp,
+    sbp_ops_nn.SliceOp,
+    sbp_ops_nn.WhereOp,
+    sbp_ops_nn.BroadcastToOp,
     collective_ops.AllGatherOp,
     collective_ops.AllReduceOp,
     collective_ops.ReduceScatterOp,

@@ -251,6 +251,16 @@ class GeluOp(UnaryOp):
 LAYER_NORM_EPSILON = 1e-5
 
 
+def check_epsilon(op: SbpOp, epsilon: FloatAttr | None, value: float) -> None:
+    """A normalisation's `epsilon`, if given, is a positive f32 attribute."""
+    if epsilon is None:
+        return
+    if epsilon.type != Float32Type():
+        raise op.fail(f"epsilon must be an f32 float attribute, got {epsilon.type}")
+    if not value > 0:
+        raise op.fail(f"epsilon must be positive, got {value:g}")
+
+
 @irdl_op_definition
 class LayerNormOp(SbpOp):
     """`(x - mean) / sqrt(var + epsilon) · gamma + beta` over the last axis of x (biased variance);
@@ -283,11 +293,7 @@ class LayerNormOp(SbpOp):
                 raise self.fail(f"{what} has shape {list(p.get_shape())}, expected [{last}] (the last axis of x)")
             if p.element_type != t.element_type:
                 raise self.fail(f"{what} element type {p.element_type} differs from x's {t.element_type}")
-        if self.epsilon is not None:
-            if self.epsilon.type != Float32Type():
-                raise self.fail(f"epsilon must be an f32 float attribute, got {self.epsilon.type}")
-            if not self.get_epsilon() > 0:
-                raise self.fail(f"epsilon must be positive, got {self.get_epsilon():g}")
+        check_epsilon(self, self.epsilon, self.get_epsilon())
         self.expect_result(t.get_shape(), t.element_type)
 
 

@@ -11,7 +11,9 @@ per-rank tables, never assumed equal:
   entry per rank in flat (row-major mesh) order; `sbp.reshape` keeps its table as the
   `local_shapes` property since its output shape cannot be derived from its input;
 * a collective keeps `mesh_axes` and gets `placement`, `src_sbp`, `dst_sbp` and `global_shape`,
-  which name the mesh axes and tensor axes it moves.
+  which name the mesh axes and tensor axes it moves;
+* a vocab-parallel lookup (`sbp.embedding`, `sbp.cross_entropy`) gets `sbp.global_operands`, its
+  operands' global types, from which a rank reads the vocabulary range its shard holds.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from sbpc.dialects.errors import OpError
 from sbpc.dialects.placement import PlacementOp, lookup_placement
 from sbpc.dialects.sbp_op_base import describe_op
 from sbpc.dialects.sbp_ops import BoxingOp, ReshapeOp, ToGlobalOp
+from sbpc.dialects.sbp_ops_nn import GLOBAL_OPERANDS, VocabParallelOp
 from sbpc.dialects.sharding import local_shape
 from sbpc.dialects.tensor_type import GlobalTensorType
 
@@ -112,6 +115,8 @@ def spmdize_function(f: func.FuncOp) -> None:
             op.properties["src_sbp"] = src.sbp
             op.properties["dst_sbp"] = dst.sbp
             op.properties["global_shape"] = DenseArrayBase.from_list(i64, list(src.get_shape()))
+        if isinstance(op, VocabParallelOp):  # its shard's vocabulary range is read off the global types
+            op.attributes[GLOBAL_OPERANDS] = ArrayAttr([v.type for v in op.operands])
     arg_attrs: list[DictionaryAttr] = []
     placement_name: str | None = None
     for arg in list(f.body.block.args):

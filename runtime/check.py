@@ -29,8 +29,8 @@ from xdsl.ir import Operation, SSAValue
 from sbpc.dialects.sbp import PartialAttr, ReduceKind
 from sbpc.dialects.sbp_ops import ConversionOp, MatmulOp, ReshapeOp, TransposeOp
 from sbpc.dialects.tensor_type import GlobalTensorType
+from sbpc.runtime.bounded import F64, Bounded, input_bounded, tiny, unit
 from sbpc.runtime.distribute import ulp_grid
-from sbpc.runtime.error_bounds import F64, Bounded, input_bounded, tiny, unit
 from sbpc.runtime.ops_numpy import has_flag, is_integer
 from sbpc.runtime.simulator import Dist
 

@@ -38,17 +38,19 @@ differs in the last ulp on ~40 % of f32 inputs; `gelu` and `layer_norm` are torc
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, ClassVar, TypeVar
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 from xdsl.ir import Operation
 
 from sbpc.dialects import sbp_ops as ops
+from sbpc.dialects.collectives import Coord
+from sbpc.runtime import ops_nn  # noqa: F401  (registers the ops of SPEC §7)
+from sbpc.runtime.op_registry import IMPLS, OpImpl, Overrides, impl, impl_of, register
 from sbpc.runtime.ops_numpy import (
     F32,
     LOW_FLOATS,
-    Kernel,
     batched_matmul,
     cast_array,
     fmod_arrays,
@@ -68,50 +70,8 @@ if TYPE_CHECKING:
     import torch
 
 Shape = Sequence[int]
-Overrides = dict[type[Operation], Kernel]
-"""`--kernels` overrides: op class -> numpy kernel run in place of the op's `OpImpl.numpy`."""
 
-
-class OpImpl:
-    """What one compute op computes: `numpy` on arrays, `torch` on tensors, with the same result."""
-
-    accumulates: ClassVar[bool] = False
-    """Its float result depends on the order blocked or split accumulation adds in."""
-    torch_rounds_differently: ClassVar[bool] = False
-    """Its float torch result may differ from numpy's in the last bits."""
-
-    def numpy(self, op: Operation, operands: list[np.ndarray]) -> np.ndarray:
-        raise NotImplementedError
-
-    def torch(self, op: Operation, operands: list[torch.Tensor]) -> torch.Tensor:
-        raise NotImplementedError
-
-
-IMPLS: dict[type[Operation], OpImpl] = {}
-"""op class -> its implementation."""
-
-_Impl = TypeVar("_Impl", bound=OpImpl)
-
-
-def register(op_type: type[Operation], implementation: OpImpl) -> None:
-    if op_type in IMPLS:
-        raise ValueError(f"{op_type.name} already has an implementation")
-    IMPLS[op_type] = implementation
-
-
-def impl(op_type: type[Operation]) -> Callable[[type[_Impl]], type[_Impl]]:
-    """Class decorator: an instance of the class implements `op_type`."""
-
-    def annotate(cls: type[_Impl]) -> type[_Impl]:
-        register(op_type, cls())
-        return cls
-
-    return annotate
-
-
-def impl_of(op: Operation) -> OpImpl | None:
-    """The implementation of `op`'s class, None for an op that computes nothing (conversions, collectives)."""
-    return IMPLS.get(type(op))
+__all__ = ["IMPLS", "OpImpl", "Overrides", "impl", "impl_of", "register", "run_numpy", "run_torch"]
 
 
 # ---------------------------------------------------------------------------
@@ -454,26 +414,34 @@ def _impl(op: Operation) -> OpImpl:
 
 
 def run_numpy(
-    op: Operation, operands: list[np.ndarray], shape: Shape | None = None, overrides: Overrides | None = None
+    op: Operation, operands: list[np.ndarray], shape: Shape | None = None, overrides: Overrides | None = None,
+    coord: Coord | None = None,
 ) -> np.ndarray:
-    """Run the compute op `op` on arrays (`shape`: the local result shape of a reshape), through its
-    override if `overrides` has one."""
+    """Run the compute op `op` on arrays (`shape`: the local result shape of a reshape; `coord`: the
+    rank whose shards `operands` are, None for global values), through its override if `overrides`
+    has one."""
     implementation = _impl(op)
     if isinstance(implementation, Reshape):  # the one op that needs the rank's local result shape
         return implementation.numpy(op, operands, shape)
+    if implementation.rank_dependent:
+        with np.errstate(all="ignore"):
+            return np.asarray(implementation.numpy(op, operands, coord))  # type: ignore[call-arg]
     kernel = overrides.get(type(op)) if overrides else None
     with np.errstate(all="ignore"):
         return np.asarray(kernel(op, operands) if kernel is not None else implementation.numpy(op, operands))
 
 
 def run_torch(
-    op: Operation, operands: list[torch.Tensor], shape: Shape | None = None, overrides: Overrides | None = None
+    op: Operation, operands: list[torch.Tensor], shape: Shape | None = None, overrides: Overrides | None = None,
+    coord: Coord | None = None,
 ) -> torch.Tensor:
-    """Run the compute op `op` on tensors (`shape` as for `run_numpy`); an override (a numpy kernel,
-    e.g. fmod through the Ascend C kernel) runs on the tensors' numpy views."""
+    """Run the compute op `op` on tensors (`shape`, `coord` as for `run_numpy`); an override (a numpy
+    kernel, e.g. fmod through the Ascend C kernel) runs on the tensors' numpy views."""
     implementation = _impl(op)
     if isinstance(implementation, Reshape):
         return implementation.torch(op, operands, shape)
+    if implementation.rank_dependent:
+        return implementation.torch(op, operands, coord)  # type: ignore[call-arg]
     kernel = overrides.get(type(op)) if overrides else None
     if kernel is None:
         return implementation.torch(op, operands)

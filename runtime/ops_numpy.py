@@ -36,7 +36,7 @@ Kernel = Callable[[Operation, list[np.ndarray]], np.ndarray]
 
 
 def np_dtype(element_type: Attribute) -> np.dtype:
-    """numpy dtype of an element type (f32, f16, bf16, i16, i32, i64)."""
+    """numpy dtype of an element type (f32, f16, bf16, i8, ui8, i1, i16, i32, i64)."""
     t = dtypes.of_xdsl(element_type)
     if t is None or t.numpy_name is None:
         raise ValueError(f"unsupported element type {element_type}")
@@ -109,13 +109,16 @@ def scalar_value(op: Operation, name: str) -> int | float:
 
 def scalar_as(value: int | float, dtype: np.dtype) -> np.ndarray:
     """The scalar rounded (or truncated, or wrapped) to `dtype`, as a 0-d array."""
+    if dtype == np.bool_:
+        return np.asarray(bool(value), dtype=dtype)  # nonzero is true, as a C++ cast to bool
     if is_integer(dtype):
         if isinstance(value, float):
             if not np.isfinite(value):
                 return np.zeros((), dtype)
             value = int(value)  # truncation toward zero, as a C cast
         bits = dtype.itemsize * 8
-        wrapped = (value + (1 << (bits - 1))) % (1 << bits) - (1 << (bits - 1))
+        low = int(np.iinfo(dtype).min)  # 0 for unsigned types, -2^(bits-1) for signed ones
+        wrapped = (value - low) % (1 << bits) + low
         return np.asarray(wrapped, dtype=dtype)
     return np.asarray(value, dtype=np.float64).astype(dtype)
 

@@ -2,7 +2,7 @@
 side by side): dtypes and numpy <-> torch conversion, scalars rounded as `ops_numpy.scalar_as` rounds them,
 f16/bf16 computed in float32, and C integer division and remainder (guarded: a torch integer division by 0
 raises and INT_MIN / -1 traps), fmod and casts. Element types map to torch's: f32, f16, torch.bfloat16,
-int8/16/32/64. Only the torch backend imports this module (torch is optional and slow to import).
+int8/16/32/64, uint8, bool. Only the torch backend imports this module (torch is optional and slow to import).
 """
 
 from __future__ import annotations
@@ -22,6 +22,8 @@ _TORCH_DTYPES: dict[np.dtype, torch.dtype] = {
     np.dtype(np.int16): torch.int16,
     np.dtype(np.int32): torch.int32,
     np.dtype(np.int64): torch.int64,
+    np.dtype(np.uint8): torch.uint8,
+    np.dtype(np.bool_): torch.bool,
 }
 _NUMPY_DTYPES: dict[torch.dtype, np.dtype] = {t: n for n, t in _TORCH_DTYPES.items()}
 LOW_FLOATS = (torch.float16, torch.bfloat16)
@@ -109,6 +111,26 @@ def int_bounds(dtype: torch.dtype) -> tuple[int, int]:
 def gelu_tanh(x: torch.Tensor) -> torch.Tensor:
     """torch's own GeLU kernel, tanh form."""
     return torch.nn.functional.gelu(x, approximate="tanh")
+
+
+def silu(x: torch.Tensor) -> torch.Tensor:
+    """torch's own SiLU kernel."""
+    return torch.nn.functional.silu(x)
+
+
+def rms_norm_last(x: torch.Tensor, gamma: torch.Tensor, eps: float) -> torch.Tensor:
+    """torch's own rms_norm over the last axis."""
+    return torch.nn.functional.rms_norm(x, (x.shape[-1],), gamma, eps)
+
+
+def cross_entropy_rows(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    """Per row `logsumexp(logits) - logits[target]`, 0 where the target is outside [0, V)."""
+    t = targets.long()
+    valid = (t >= 0) & (t < logits.shape[-1])
+    if logits.shape[-1] == 0:
+        return logits.new_zeros(t.shape)
+    picked = logits.gather(-1, torch.where(valid, t, torch.zeros_like(t)).unsqueeze(-1)).squeeze(-1)
+    return torch.where(valid, logits.logsumexp(-1) - picked, logits.new_zeros(()))
 
 
 def layer_norm_last(x: torch.Tensor, gamma: torch.Tensor, beta: torch.Tensor, eps: float) -> torch.Tensor:

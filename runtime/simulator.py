@@ -362,7 +362,7 @@ def _run_local(op: Operation, env: dict[SSAValue, Shards], kernels: Overrides | 
     out: Shards = {}
     for coord in coords:
         try:
-            out[coord] = run_numpy(op, [s[coord] for s in operands], shapes.get(coord), kernels)
+            out[coord] = run_numpy(op, [s[coord] for s in operands], shapes.get(coord), kernels, coord)
         except OpError:
             raise
         except Exception as error:

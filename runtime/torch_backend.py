@@ -262,7 +262,7 @@ def _run_rank(job: Job, coord: Coord, comm: RankCollectives, rank: int, progress
             check_signature(op)
             shape = reshape_local_shapes(op, [coord])[coord] if isinstance(op, ReshapeOp) else None
             try:
-                out = run_torch(op, [env[v] for v in op.operands], shape, job.kernels)
+                out = run_torch(op, [env[v] for v in op.operands], shape, job.kernels, coord)
             except OpError:
                 raise
             except Exception as error:

@@ -11,15 +11,64 @@ from collections.abc import Callable, Sequence
 
 import ml_dtypes  # noqa: F401  (registers bfloat16 with numpy)
 import numpy as np
-from xdsl.dialects.builtin import FloatAttr, IntegerAttr, IntegerType, UnregisteredOp, f32, i1, i64
+from xdsl.dialects.builtin import (
+    FloatAttr,
+    IntegerAttr,
+    IntegerType,
+    Signedness,
+    TensorType,
+    UnregisteredOp,
+    f32,
+    i1,
+    i64,
+)
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from sbpc.dialects import dtypes
 from sbpc.dialects import sbp_ops as ops
+from sbpc.dialects import sbp_ops_nn as nn
 from sbpc.dialects.errors import OpError
 from sbpc.dialects.sbp import ReduceKind
+from sbpc.dialects.tensor_type import GlobalTensorType
 
 CMPI_EQ = 0
+CMPI_NE = 1
+CMPI_SLT = 2
+CMPI_SGE = 5
+CMPF_UNE = 13
+
+
+def signless(ty: Attribute) -> Attribute:
+    """MLIR's arith works on signless integers: ui8 is exported as i8 (its ops pick the unsigned forms)."""
+    if isinstance(ty, IntegerType) and ty.signedness.data != Signedness.SIGNLESS:
+        return IntegerType(ty.width.data)
+    return ty
+
+
+def is_unsigned(ty: Attribute) -> bool:
+    return isinstance(ty, IntegerType) and ty.signedness.data == Signedness.UNSIGNED
+
+
+def builtin_tensor(op: Operation, ty: Attribute) -> TensorType:
+    """The builtin tensor type a value has in the export: the per-rank type without its layout
+    encoding, or (`--emit-mlir=global`) the global shape; integers signless."""
+    if isinstance(ty, GlobalTensorType):  # --emit-mlir=global: the global shape
+        return TensorType(signless(ty.element_type), ty.get_shape())
+    if not isinstance(ty, TensorType):
+        raise OpError(op, f"{op.name}: {ty} is not a per-rank tensor: run spmdize before --emit-mlir")
+    return plain_tensor(ty)
+
+
+def plain_tensor(ty: TensorType) -> TensorType:
+    """`ty` without its `#sbp.layout` encoding (kept as the `sbp.layout` text on arguments)."""
+    return TensorType(signless(ty.element_type), ty.get_shape())
+
+
+def dim_source(op: Operation, sources: dict[int, tuple[SSAValue, int]], k: int) -> tuple[SSAValue, int]:
+    """The (operand, dim) an uneven result dim k takes its size from."""
+    if k not in sources:
+        raise OpError(op, f"{op.name}: the uneven result dim {k} is not the size of any operand dim")
+    return sources[k]
 
 
 
@@ -140,6 +189,25 @@ def _exp(op: Operation, out_elt: Attribute) -> ScalarFn:
     return lambda b, a: in_f32(b, "math.exp", a, out_elt)
 
 
+def _sigmoid(body: Body, w: SSAValue) -> SSAValue:
+    """ops_nn's `one / (one + exp(-w))`."""
+    ty = w.type
+    one = body.const(FloatAttr(1.0, ty), ty)  # type: ignore[arg-type]
+    exp = body.op("math.exp", [body.op("arith.negf", [w], ty)], ty)
+    return body.op("arith.divf", [one, body.op("arith.addf", [one, exp], ty)], ty)
+
+
+def _float_only(name: str, fn: Callable[[Body, SSAValue], SSAValue]) -> ScalarBody:
+    """The scalar body `fn` on the element widened to f32 for f16/bf16, rounded back."""
+
+    def body(op: Operation, out_elt: Attribute) -> ScalarFn:
+        if not is_float(out_elt):
+            raise OpError(op, f"{op.name} on {out_elt} has no {name} form")
+        return lambda b, a: narrow(b, fn(b, widen(b, a[0])), out_elt)
+
+    return body
+
+
 SCALAR_BODIES: dict[type[Operation], ScalarBody] = {
     ops.AddOp: _binary("arith.addf", "arith.addi"),
     ops.SubOp: _binary("arith.subf", "arith.subi"),
@@ -156,6 +224,10 @@ SCALAR_BODIES: dict[type[Operation], ScalarBody] = {
     ops.ExpOp: _exp,
     ops.CastOp: lambda op, out_elt: lambda b, a: _cast(b, a[0], out_elt),
     ops.GeluOp: lambda op, out_elt: lambda b, a: narrow(b, _gelu(b, widen(b, a[0])), out_elt),
+    nn.SigmoidOp: _float_only("sigmoid", _sigmoid),
+    nn.TanhOp: _float_only("math.tanh", lambda b, w: b.op("math.tanh", [w], w.type)),
+    nn.SiluOp: _float_only("silu", lambda b, w: b.op("arith.mulf", [w, _sigmoid(b, w)], w.type)),
+    nn.DropoutOp: lambda op, out_elt: lambda b, a: a[0],
 }
 """Elementwise op class -> its scalar body: the arith/math ops on one element (SPEC §2.4's semantics)."""
 

@@ -46,11 +46,12 @@ from sbpc.dialects.errors import OpError
 from sbpc.dialects.placement import PlacementOp
 from sbpc.dialects.sbp import BroadcastAttr, NdSbpAttr, PartialAttr, ReduceKind, SplitAttr
 from sbpc.dialects.sharding import local_slices
-from sbpc.dialects.tensor_type import GlobalTensorType
 from sbpc.translate.linalg_bodies import (
     CMPI_EQ,
     SCALAR_BODIES,
     Body,
+    builtin_tensor,
+    dim_source,
     generic_op,
     identity,
     is_float,
@@ -58,6 +59,7 @@ from sbpc.translate.linalg_bodies import (
     scalar_body,
     widen,
 )
+from sbpc.translate.to_upstream_nn import NN_LOWERINGS
 
 _INDEX = IndexType()
 
@@ -142,7 +144,7 @@ class FuncEmitter:
                     if n == DYNAMIC_INDEX:
                         sources.setdefault(k, (value, j))
             maps.append(AffineMap(rank, 0, tuple(exprs)))
-        init = self.empty(out, lambda k: _source(op, sources, k))
+        init = self.empty(out, lambda k: dim_source(op, sources, k))
         body = Body([builtin_tensor(op, v.type).element_type for v in inputs] + [out.element_type])
         result = scalar(body, body.args[: len(inputs)])
         maps.append(AffineMap.identity(rank))
@@ -175,7 +177,7 @@ class FuncEmitter:
         map_b = operand_map(b, op.transpose_b is not None, k_dim, rank - 1)
         acc_ty = self.accumulator(out)
         elt = acc_ty.element_type
-        init = self.filled(acc_ty, identity(ReduceKind.SUM, elt), lambda k: _source(op, sources, k))
+        init = self.filled(acc_ty, identity(ReduceKind.SUM, elt), lambda k: dim_source(op, sources, k))
         body = Body([builtin_tensor(op, a.type).element_type, builtin_tensor(op, b.type).element_type, elt])
         x, y, acc = (v if v.type == elt else body.op("arith.extf", [v], elt) for v in body.args)
         mul, add = ("arith.mulf", "arith.addf") if is_float(elt) else ("arith.muli", "arith.addi")
@@ -221,7 +223,7 @@ class FuncEmitter:
         loops = rank + len(axes)
         acc_ty = self.accumulator(out) if kind == ReduceKind.SUM else out
         elt = acc_ty.element_type
-        init = self.filled(acc_ty, identity(kind, elt), lambda k: _source(op, sources, k))
+        init = self.filled(acc_ty, identity(kind, elt), lambda k: dim_source(op, sources, k))
         body = Body([out.element_type, elt])
         v, acc = body.args
         if v.type != elt:
@@ -402,7 +404,7 @@ class FuncEmitter:
             have = local_slices(shape, src, hierarchy, coord)
             want = local_slices(shape, dst, hierarchy, coord)
             rows.append([h[0] - w[0] for h, w in zip(have, want, strict=True)])
-        buffer = self.filled(out, identity(kind, out.element_type), lambda k: _source(op, {}, k))
+        buffer = self.filled(out, identity(kind, out.element_type), lambda k: dim_source(op, {}, k))
         rank = self.add(generic_op("shard.process_linear_index", [], [_INDEX], {"grid": grid})).results[0]
         offsets: list[SSAValue] = []
         for d in range(len(shape)):
@@ -466,28 +468,10 @@ LOWERINGS: dict[type[Operation], Lowering] = {
     ops.ReshapeOp: lambda e, op, a: e.reshape(op, a[0]),
     ops.LayerNormOp: lambda e, op, a: e.layer_norm(op, a[0], a[1], a[2]),
     **dict.fromkeys(SCALAR_BODIES, lambda e, op, a: e.scalar_op(op, a)),
+    **NN_LOWERINGS,
 }
 """Compute op class -> how `FuncEmitter` writes it in upstream dialects (called with the emitter, the op
 and its translated operands)."""
-
-
-def builtin_tensor(op: Operation, ty: Attribute) -> TensorType:
-    if isinstance(ty, GlobalTensorType):  # --emit-mlir=global: the global shape
-        return TensorType(ty.element_type, ty.get_shape())
-    if not isinstance(ty, TensorType):
-        raise OpError(op, f"{op.name}: {ty} is not a per-rank tensor: run spmdize before --emit-mlir")
-    return _plain(ty)
-
-
-def _plain(ty: TensorType) -> TensorType:
-    """`ty` without its `#sbp.layout` encoding (kept as the `sbp.layout` text on arguments)."""
-    return TensorType(ty.element_type, ty.get_shape())
-
-
-def _source(op: Operation, sources: dict[int, tuple[SSAValue, int]], k: int) -> tuple[SSAValue, int]:
-    if k not in sources:
-        raise OpError(op, f"{op.name}: the uneven result dim {k} is not the size of any operand dim")
-    return sources[k]
 
 
 def _step_sbps(op: coll.CollectiveOp) -> tuple[NdSbpAttr, NdSbpAttr]:
