@@ -3,7 +3,8 @@ upstream MLIR, or an upstream program imported.
 
 `--emit-mlir` prints the per-rank program (default pipeline through spmdize) in upstream dialects
 only (SPEC §4.2), in generic form, to `-o OUT` or stdout. `--import-shard` reads a `shard`-annotated
-linalg/tensor/tosa program and prints it in the sbp dialect, ready for `sbp-opt --infer-sbp`.
+linalg/tensor/tosa program and prints it in the sbp dialect, ready for `sbp-opt --infer-sbp`
+(`--grid NAME=SHAPE` sizes a `?` grid; `--free-args` leaves unannotated arguments to `rule=global`).
 
 The program is compiled with `--pipeline` (default: infer-sbp, materialize-boxing, lower-boxing,
 spmdize, lower-to-ascendc) unless it already holds `ascendc.launch` ops, then every kernel is
@@ -63,6 +64,12 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
                         "annotations) in upstream MLIR dialects (SPEC §4.2)")
     target.add_argument("--import-shard", action="store_true",
                         help="read FILE as upstream MLIR with shard annotations and print it as an sbp program")
+    parser.add_argument("--grid", action="append", default=[], metavar="NAME=SHAPE",
+                        help="--import-shard: the size of a grid written with `?` axes (e.g. --grid grid_1d=4, "
+                        "--grid mesh=2x4; repeat for several grids)")
+    parser.add_argument("--free-args", action="store_true",
+                        help="--import-shard: leave unannotated arguments without an SBP, for "
+                        "infer-sbp{rule=global} to decide (default: replicated, as MLIR's partition reads them)")
     parser.add_argument("-o", "--output", default=None,
                         help="output directory (--emit-ascendc) or file (--emit-mlir; default and '-': stdout)")
     parser.add_argument("--pipeline", default=None, help="passes to run first (default: the full pipeline)")
@@ -75,6 +82,8 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
                         "over 2 s, and only when stderr is a terminal)")
     parser.add_argument("--debug", action="store_true", help="show Python tracebacks on errors")
     args = parser.parse_args(argv)
+    if (args.grid or args.free_args) and not args.import_shard:
+        parser.error(f"{'--grid' if args.grid else '--free-args'} is an option of --import-shard")
     args.progress = Progress("sbp-translate", args.progress)
     return args
 
@@ -176,10 +185,16 @@ def _compile(args: argparse.Namespace, act: Callable[[Context, ModuleOp], T], ct
 def _import_shard(args: argparse.Namespace) -> int:
     """`--import-shard`: the shard-annotated upstream program FILE as an sbp program (custom form)."""
     # The translations load xDSL's upstream dialects (seconds): only the runs that translate import them.
-    from sbpc.translate.from_upstream_shard import import_context, import_shard
+    from sbpc.translate.from_upstream_shard import import_context, import_shard, parse_grid_sizes
+
+    try:
+        sizes = parse_grid_sizes(args.grid)
+    except ValueError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
 
     def translate(ctx: Context, module: ModuleOp) -> str:
-        imported = import_shard(module)
+        imported = import_shard(module, sizes, free_args=args.free_args)
         verify_program(imported)
         text = StringIO()
         Printer(stream=text).print_op(imported)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 from typing import ClassVar
 
 from xdsl.context import Context
@@ -48,6 +49,7 @@ from xdsl.irdl import irdl_op_definition, prop_def
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import ParseError, VerifyException
 
+from sbpc.dialects import dtypes
 from sbpc.dialects import sbp_ops as ops
 from sbpc.dialects.errors import OpError
 from sbpc.dialects.layout import LayoutAttr
@@ -55,7 +57,7 @@ from sbpc.dialects.placement import PlacementOp
 from sbpc.dialects.sbp import BroadcastAttr, NdSbpAttr, PartialAttr, ReduceKind, SbpAttr, SignatureAttr, SplitAttr
 from sbpc.dialects.sbp_dialect import SBP
 from sbpc.dialects.tensor_type import GlobalTensorType
-from sbpc.translate.raise_linalg import AUXILIARY, Raised, Raiser, op_name, tensor_type
+from sbpc.translate.raise_linalg import AUXILIARY, Raised, Raiser, op_name, tensor_type, through_shards
 from sbpc.translate.to_upstream_global import balanced_offsets
 
 UPSTREAM_DIALECTS = ("builtin", "func", "arith", "math", "linalg", "tensor", "tosa", "shard", "scf")
@@ -100,13 +102,25 @@ def import_context() -> Context:
 
 
 class Grid:
-    """One `shard.grid` and the placement it becomes."""
+    """One `shard.grid` and the placement it becomes. A grid with a `?` axis has no placement until
+    `--grid NAME=SHAPE` sizes it (`sizes`); used unsized, it is a located error at the use."""
 
-    def __init__(self, op: GridOp):
+    def __init__(self, op: GridOp, sizes: dict[str, tuple[int, ...]]):
         verified(op)
+        self.op = op
         self.name = op.sym_name.data
-        self.shape = tuple(int(n) for n in op.shape.get_values())
+        declared = tuple(int(n) for n in op.shape.get_values())
         where = f"shard.grid @{self.name}"
+        given = sizes.get(self.name)
+        self.placement: PlacementOp | None = None
+        if given is not None:
+            if len(given) != len(declared) or any(d not in (DYNAMIC_INDEX, g) for d, g in zip(declared, given)):
+                raise OpError(op, f"{where}: --grid {self.name}={'x'.join(map(str, given))} does not fit its "
+                              f"shape {_shape_text(declared)} (it sizes the `?` axes; the static ones must match)")
+            declared = given
+        self.shape = declared
+        if any(n == DYNAMIC_INDEX for n in self.shape):
+            return  # unsized: an error where it is used
         if not self.shape or any(n <= 0 for n in self.shape):
             raise OpError(op, f"{where}: shape {list(self.shape)} has no static size on every "
                           "axis (sbp placements are concrete device lists)")
@@ -129,6 +143,34 @@ class Grid:
                               f"for a grid of {count} devices (shape {list(self.shape)}): give one rank per device")
         self.placement = PlacementOp(self.name, device_type.data, self.shape, ranks)
 
+    def used(self, at: Operation) -> Grid:
+        """This grid, used by `at`: a located error if it has no size."""
+        if self.placement is None:
+            raise OpError(at, f"{op_name(at)}: grid @{self.name} has shape {_shape_text(self.shape)}, sized only at "
+                          "run time; an sbp placement lists its devices: give the size with "
+                          f"`--grid {self.name}={'x'.join('N' if n == DYNAMIC_INDEX else str(n) for n in self.shape)}`")
+        return self
+
+
+def _shape_text(shape: Sequence[int]) -> str:
+    return "x".join("?" if n == DYNAMIC_INDEX else str(n) for n in shape)
+
+
+def parse_grid_sizes(specs: Sequence[str]) -> dict[str, tuple[int, ...]]:
+    """`--grid NAME=2x4` options as {name: shape}; ValueError with the user-facing text if malformed."""
+    sizes: dict[str, tuple[int, ...]] = {}
+    for spec in specs:
+        found = re.fullmatch(r"@?([A-Za-z_][\w$.]*)=(\d+(?:x\d+)*)", spec.strip())
+        if found is None:
+            raise ValueError(f"--grid {spec!r}: expected NAME=SHAPE, e.g. --grid grid_1d=4 or --grid mesh=2x4")
+        shape = tuple(int(n) for n in found.group(2).split("x"))
+        if any(n <= 0 for n in shape):
+            raise ValueError(f"--grid {spec!r}: every axis needs at least one device")
+        if found.group(1) in sizes and sizes[found.group(1)] != shape:
+            raise ValueError(f"--grid {spec!r}: @{found.group(1)} is sized twice")
+        sizes[found.group(1)] = shape
+    return sizes
+
 
 def verified(op: Operation) -> None:
     """Check `op`'s own constraints (property kinds, xDSL's verifier), which an unverified upstream
@@ -150,7 +192,10 @@ def nd_sbp_of(shard: ShardOp, grids: dict[str, Grid]) -> tuple[Grid, NdSbpAttr]:
     grid = grids.get(sharding.grid.root_reference.data)
     if grid is None:
         raise OpError(sharding, f"shard.sharding: unknown grid @{sharding.grid.root_reference.data}")
+    grid.used(sharding)
     shape = tensor_type(shard, shard.src).get_shape()
+    if DYNAMIC_INDEX in shape:
+        raise OpError(shard, f"shard.shard: {shard.src.type} has a dynamic dim; sbp global tensors have static shapes")
     if sharding.static_halo_sizes.get_values() or sharding.dynamic_halo_sizes:
         raise OpError(sharding, "shard.sharding: halo sizes have no sbp form (SBP splits do not overlap)")
     if sharding.dynamic_sharded_dims_offsets:
@@ -190,22 +235,29 @@ class FuncImporter:
 
     SKIPPED: ClassVar[tuple[str, ...]] = AUXILIARY
 
-    def __init__(self, func: FuncOp, grids: dict[str, Grid], raiser: Raiser):
+    def __init__(self, func: FuncOp, grids: dict[str, Grid], raiser: Raiser, free_args: bool = False):
         self.func = func
         self.grids = grids
         self.raiser = raiser
+        self.free_args = free_args
         self.values: dict[SSAValue, SSAValue] = {}
         self.reads: dict[SSAValue, tuple[Grid, NdSbpAttr]] = {}  # a for-users shard -> what its users read
         self.arg_sbp: dict[SSAValue, tuple[Grid, NdSbpAttr]] = {}
         self.arg_shard: dict[SSAValue, ShardOp] = {}
         self.absorbed: set[Operation] = set()
+        self.inits: set[SSAValue] = set()  # tensors of init ops and their annotations: never data
         self.origins: list[tuple[Operation, Operation]] = []  # each sbp op built and the op it comes from
 
     def default_grid(self, op: Operation, what: str) -> Grid:
-        if len(self.grids) != 1:
-            raise OpError(op, f"{what} has no shard annotation and the module has {len(self.grids)} grids: "
-                          "annotate it with shard.shard")
-        return next(iter(self.grids.values()))
+        """The grid of a value no annotation places: the one grid the function's annotations name,
+        else (a function naming none: MLIR leaves it unsharded, the same on any grid) the module's
+        first; several is a located error."""
+        named = {o.grid.root_reference.data for o in self.func.walk() if isinstance(o, ShardingOp)}
+        found = [g for name, g in self.grids.items() if name in named] if named else list(self.grids.values())[:1]
+        if len(found) != 1:
+            raise OpError(op, f"{what} has no shard annotation and the function uses {len(found)} grids "
+                          f"({', '.join('@' + g.name for g in found)}): annotate it with shard.shard")
+        return found[0].used(op)
 
     def scan(self) -> None:
         """First pass: the first plain `shard.shard` of each argument (its SBP), and the generics a
@@ -232,7 +284,7 @@ class FuncImporter:
         for arg in self.func.body.block.args:
             ty = tensor_type(self.func, arg)
             grid, sbp = self.arg_sbp.get(arg) or (self.default_grid(self.func, f"argument {arg.index}"), None)
-            if sbp is None:
+            if sbp is None and not self.free_args:  # MLIR's partition reads it replicated
                 sbp = NdSbpAttr([BroadcastAttr()] * len(grid.shape))
             args.append(self.global_type(self.func, ty, grid, sbp, self.layout(arg.index)))
         new = FuncOp(self.func.sym_name.data, (args, []))
@@ -243,6 +295,7 @@ class FuncImporter:
         for op in self.func.body.block.ops:
             if op in self.absorbed or op_name(op) in self.SKIPPED or (
                     op.results and not any(isinstance(r.type, TensorType) for r in op.results)):
+                self.inits.update(r for r in op.results if isinstance(r.type, TensorType))
                 continue  # init tensors, constants, index arithmetic of shapes: never data here
             if isinstance(op, ReturnOp):
                 returned = [self.returned(op, v, block) for v in op.operands]
@@ -263,6 +316,9 @@ class FuncImporter:
         shape = ty.get_shape()
         if any(n == DYNAMIC_INDEX for n in shape):
             raise OpError(op, f"{op_name(op)}: {ty} has a dynamic dim; sbp global tensors have static shapes")
+        if ty.element_type not in dtypes.IR_NAMES:
+            raise OpError(op, f"{op_name(op)}: {ty} has element type {ty.element_type}, which sbp tensors cannot hold "
+                          f"(they hold {dtypes.names(dtypes.IR_TYPES)})")
         return GlobalTensorType(shape, ty.element_type, grid.name, sbp, layout)
 
     def layout(self, index: int) -> LayoutAttr | None:
@@ -284,12 +340,20 @@ class FuncImporter:
 
     def value(self, user: Operation, v: SSAValue) -> SSAValue:
         if v not in self.values:
-            what = op_name(v.owner) if isinstance(v.owner, Operation) else "a block argument"
-            raise OpError(user, f"{op_name(user)}: an operand produced by {what} has no sbp form (constants and "
-                          "init tensors can only be a linalg op's outs)")
+            origin = through_shards(v).owner
+            what = op_name(origin) if isinstance(origin, Operation) else "a block argument"
+            if v in self.inits:
+                raise OpError(user, f"{op_name(user)}: an operand is the tensor {what} builds, used as data; sbp has "
+                              "no constant op (constants and init tensors can only be a linalg op's outs: pass the "
+                              "tensor as a function argument)")
+            raise OpError(user, f"{op_name(user)}: an operand produced by {what} has no sbp form")
         return self.values[v]
 
     def shard(self, op: ShardOp, block: Block) -> None:
+        if op.src in self.inits:  # the annotation of an init tensor: what the op filling it produces
+            nd_sbp_of(op, self.grids)
+            self.inits.add(op.result)
+            return
         src = self.value(op, op.src)
         if op.annotate_for_users is not None:
             self.values[op.result] = src
@@ -299,6 +363,15 @@ class FuncImporter:
             self.values[op.result] = src
             return
         self.values[op.result] = self.to_global(op, src, *nd_sbp_of(op, self.grids), block)
+
+    def init_sbp(self, init: SSAValue) -> tuple[Grid, NdSbpAttr] | None:
+        """The annotation nearest the use of an init tensor (through `linalg.fill`), or None."""
+        owner = init.owner
+        if isinstance(owner, ShardOp):
+            return nd_sbp_of(owner, self.grids)
+        if isinstance(owner, Operation) and op_name(owner) == "linalg.fill":
+            return self.init_sbp(owner.operands[-1])
+        return None
 
     def returned(self, op: ReturnOp, v: SSAValue, block: Block) -> SSAValue:
         """A returned value; one annotated for its users is returned with the SBP they see."""
@@ -333,18 +406,36 @@ class FuncImporter:
         return raised
 
     def build(self, op: Operation, raised: Raised, block: Block) -> None:
+        """The sbp op(s) of `op`: the op, its accumulation into data (`raised.combine`), and the
+        requirement its init tensor's annotation states (MLIR: a DPS op's result has its init's
+        sharding) when the result has no annotation of its own."""
         if len(op.results) != 1:
             raise OpError(op, f"{op_name(op)} with {len(op.results)} results has no sbp form")
         operands = [self.value(op, v) for v in raised.operands]
-        hint = [self.reads[v][1] if v in self.reads else None for v in raised.operands]
         first = operands[0].type
         assert isinstance(first, GlobalTensorType)
         ty = self.global_type(op, tensor_type(op, op.results[0]), self.grids[first.placement_name], None)
-        new = raised.cls.create(operands=operands, result_types=[ty], properties=raised.props)
+        result = self.built(op, raised.cls.create(operands=operands, result_types=[ty], properties=raised.props),
+                            raised.operands, block)
+        if raised.combine is not None:
+            cls, other = raised.combine
+            combined = cls.create(operands=[result, self.value(op, other)], result_types=[ty])
+            result = self.built(op, combined, [op.results[0], other], block)
+        result.name_hint = op.results[0].name_hint
+        own = any(isinstance(u.operation, ShardOp) and u.operation.annotate_for_users is None
+                  for u in op.results[0].uses)
+        if raised.init in self.inits and not own:
+            required = self.init_sbp(raised.init)
+            if required is not None:
+                result = self.to_global(op, result, *required, block)
+        self.values[op.results[0]] = result
+
+    def built(self, origin: Operation, new: Operation, read: Sequence[SSAValue], block: Block) -> SSAValue:
+        """`new` added, with the SBPs its operands are read as (`read`: their upstream values) as its hint."""
+        hint = [self.reads[v][1] if v in self.reads else None for v in read]
         if any(h is not None for h in hint):
             new.attributes["sbp.hint"] = SignatureAttr(hint, [None])
-        self.values[op.results[0]] = self.add(op, new, block)
-        new.results[0].name_hint = op.results[0].name_hint
+        return self.add(origin, new, block)
 
     def add(self, origin: Operation, new: Operation, block: Block) -> SSAValue:
         block.add_op(new)
@@ -352,9 +443,15 @@ class FuncImporter:
         return new.results[0]
 
 
-def import_shard(module: ModuleOp) -> ModuleOp:
+def import_shard(module: ModuleOp, grid_sizes: dict[str, tuple[int, ...]] | None = None, *,
+                 free_args: bool = False, trace: dict[SSAValue, SSAValue] | None = None) -> ModuleOp:
     """The `shard`-annotated upstream `module` as an sbp program (global types, SBP on the arguments,
-    hints where it annotates operands, conversions where it annotates results and returned values)."""
+    hints where it annotates operands, conversions where it annotates results and returned values).
+
+    `grid_sizes` sizes `?` grids (`--grid`); `free_args` leaves unannotated arguments without an SBP
+    (for `infer-sbp{rule=global}` to decide) instead of replicated; `trace`, if given, receives each
+    upstream value and the sbp value standing for it."""
+    sizes = grid_sizes or {}
     grids: dict[str, Grid] = {}
     out: list[Operation] = []
     raiser = Raiser()
@@ -363,21 +460,28 @@ def import_shard(module: ModuleOp) -> ModuleOp:
     verified(module)  # one block: `module.ops` below needs it
     for op in module.ops:
         if isinstance(op, GridOp):
-            grid = Grid(op)
+            grid = Grid(op, sizes)
             grids[grid.name] = grid
-            out.append(grid.placement)
+            if grid.placement is not None:
+                out.append(grid.placement)
         elif isinstance(op, FuncOp):
             funcs.append(op)
         else:
             raise OpError(op, f"{op_name(op)} at module level has no sbp form (expected shard.grid and func.func)")
     if not grids and funcs:
         raise OpError(funcs[0], "the module has no shard.grid: nothing says which devices the program runs on")
+    unknown = sorted(set(sizes) - set(grids))
+    if unknown:
+        raise OpError(module, f"--grid {unknown[0]}=...: the module has no shard.grid @{unknown[0]} (its grids: "
+                      f"{', '.join('@' + g for g in grids) or 'none'})")
     for func in funcs:
         if func.is_declaration:
             raise OpError(func, f"@{func.sym_name.data} is a declaration; --import-shard needs a body")
-        importer = FuncImporter(func, grids, raiser)
+        importer = FuncImporter(func, grids, raiser, free_args)
         out.append(importer.translate())
         origins += importer.origins
+        if trace is not None:
+            trace.update(importer.values)
     imported = ModuleOp(out)
     for new, origin in origins:  # in the module, so that placements resolve; errors at the source op
         try:

@@ -45,6 +45,7 @@ ELEMENTWISE: tuple[type[Operation], ...] = (
 _BINARY = (ops.AddOp, ops.SubOp, ops.MulOp, ops.DivOp, ops.MaximumOp, ops.MinimumOp, ops.FmodOp)
 _SCALAR_PROP = {ops.FmodScalarOp: "other", ops.AddScalarOp: "scalar", ops.MulScalarOp: "scalar"}
 _REDUCE_OPS = {ReduceKind.SUM: ops.ReduceSumOp, ReduceKind.MAX: ops.ReduceMaxOp, ReduceKind.MIN: ops.ReduceMinOp}
+_COMBINE = {ReduceKind.SUM: ops.AddOp, ReduceKind.MAX: ops.MaximumOp, ReduceKind.MIN: ops.MinimumOp}
 _REDUCE_KINDS = {"arith.addf": ReduceKind.SUM, "arith.addi": ReduceKind.SUM, "arith.maximumf": ReduceKind.MAX,
                  "arith.maxsi": ReduceKind.MAX, "arith.minimumf": ReduceKind.MIN, "arith.minsi": ReduceKind.MIN}
 _NAMED_ELEMENTWISE = {"linalg.add": ops.AddOp, "linalg.sub": ops.SubOp, "linalg.mul": ops.MulOp,
@@ -57,6 +58,7 @@ _TOSA = {"tosa.add": (ops.AddOp, 2), "tosa.sub": (ops.SubOp, 2), "tosa.mul": (op
          "tosa.transpose": (ops.TransposeOp, 1), "tosa.reshape": (ops.ReshapeOp, 1),
          "tosa.reduce_sum": (ops.ReduceSumOp, 1), "tosa.reduce_max": (ops.ReduceMaxOp, 1),
          "tosa.reduce_min": (ops.ReduceMinOp, 1)}
+_ABS = ("tosa.abs", "linalg.abs")  # |x| = maximum(neg(x), x): exact, integer wrap-around included
 RESHAPES = ("tensor.reshape", "tensor.collapse_shape", "tensor.expand_shape")
 # Ops that only build init tensors or constants; their values are never data of an sbp op.
 AUXILIARY = ("tensor.empty", "linalg.fill", "arith.constant", "tosa.const", "tosa.const_shape", "shard.sharding",
@@ -65,11 +67,23 @@ AUXILIARY = ("tensor.empty", "linalg.fill", "arith.constant", "tosa.const", "tos
 
 @dataclass
 class Raised:
-    """An sbp op to build: class, data operands (upstream values), properties."""
+    """An sbp op to build: class, data operands (upstream values), properties; `combine`: a binary
+    sbp op applied to its result and a second upstream value (a reduction or matmul accumulating into
+    data, `linalg.matmul outs(%arg)` = %arg + a·b; tosa.abs = maximum(neg(x), x)); `init`: the
+    linalg op's outs, whose annotation is its result's sharding when the init is not data."""
 
     cls: type[Operation]
     operands: list[SSAValue]
     props: dict[str, Attribute] = field(default_factory=dict)
+    combine: tuple[type[Operation], SSAValue] | None = None
+    init: SSAValue | None = None
+
+
+def through_shards(value: SSAValue) -> SSAValue:
+    """`value` with the `shard.shard` annotations on it looked through: the value they annotate."""
+    while isinstance(value.owner, Operation) and op_name(value.owner) == "shard.shard":
+        value = value.owner.operands[0]
+    return value
 
 
 def tensor_type(op: Operation, value: SSAValue) -> TensorType:
@@ -171,7 +185,7 @@ class Raiser:
             if perm is not None and perm != list(range(len(perm))):
                 if not same_type:
                     raise OpError(op, f"{op_name(op)}: a transpose that also casts has no sbp form")
-                return Raised(ops.TransposeOp, list(ins), {"perm": DenseArrayBase.from_list(i64, perm)})
+                return Raised(ops.TransposeOp, list(ins), {"perm": DenseArrayBase.from_list(i64, perm)}, init=outs[0])
         out_ty = tensor_type(op, outs[0])
         for value, m in zip(ins, maps, strict=False):
             ty = tensor_type(op, value)
@@ -195,9 +209,9 @@ class Raiser:
                     found[i] = SENTINEL
             if found != expected:
                 continue
-            return Raised(cls, list(ins), props)
+            return Raised(cls, list(ins), props, init=outs[0])
         if expr == ("arg", 0) and types[0] == types[-1]:
-            return Raised(ops.CastOp, list(ins))  # a copy: the identity, as a cast to the same type
+            return Raised(ops.CastOp, list(ins), init=outs[0])  # a copy: the identity, as a cast to the same type
         raise OpError(op, f"{op_name(op)}: the body {_render(expr)} is not an sbp elementwise op")
 
     def reduction(self, op: Operation, ins: Sequence[SSAValue], out: SSAValue, maps: list[AffineMap],
@@ -213,7 +227,6 @@ class Raiser:
         acc = ("arg", n)
         if n == 1 and len(expr) == 3 and expr[0] in _REDUCE_KINDS and set(expr[1:]) == {acc, ("arg", 0)}:
             kind = _REDUCE_KINDS[str(expr[0])]
-            self.require_fill(op, out, kind)
             in_map = maps[0]
             axes: list[int] = []
             for i, e in enumerate(in_map.results):
@@ -225,10 +238,9 @@ class Raiser:
             props: dict[str, Attribute] = {"axes": DenseArrayBase.from_list(i64, axes)}
             if rank == in_rank and axes:
                 props["keepdims"] = UnitAttr()
-            return Raised(_REDUCE_OPS[kind], list(ins), props)
+            return self.into(op, Raised(_REDUCE_OPS[kind], list(ins), props), out, kind)
         if n == 2 and loops == rank + 1 and _is_multiply_accumulate(expr, acc):
-            self.require_fill(op, out, ReduceKind.SUM)
-            return self.matmul(op, ins, maps, rank)
+            return self.into(op, self.matmul(op, ins, maps, rank), out, ReduceKind.SUM)
         raise OpError(op, f"{op_name(op)}: the reduction body {_render(expr)} is not a sum, max, min or matmul")
 
     def matmul(self, op: Operation, ins: Sequence[SSAValue], maps: Sequence[AffineMap], rank: int) -> Raised:
@@ -246,24 +258,41 @@ class Raiser:
             _check_broadcast(op, ty, ty.get_shape()[:-2], rank - 2, AffineMap(mp.num_dims, 0, mp.results[:-2]))
         return Raised(ops.MatmulOp, list(ins), props)
 
-    def require_fill(self, op: Operation, init: SSAValue, kind: ReduceKind) -> None:
-        """The init of a reduction must be a tensor filled with the identity of `kind`."""
-        owner = init.owner
+    def into(self, op: Operation, raised: Raised, init: SSAValue, kind: ReduceKind) -> Raised:
+        """`raised`, a `kind` reduction or matmul of `op`, written into `init`: an init tensor (the
+        identity of `kind` filled in, or `tensor.empty`, whose unspecified contents the identity is
+        one choice of), or data the result accumulates into (`combine`)."""
+        source = through_shards(init)
+        owner = source.owner
+        name = op_name(owner) if isinstance(owner, Operation) else ""
+        if name == "tensor.empty":
+            raised.init = init
+            return raised
         value: Attribute | None = None
-        if isinstance(owner, Operation) and owner.name == "linalg.fill":
+        if name == "linalg.fill":
+            assert isinstance(owner, Operation)
             scalar = owner.operands[0].owner
-            if isinstance(scalar, Operation) and scalar.name == "arith.constant":
+            if isinstance(scalar, Operation) and op_name(scalar) == "arith.constant":
                 value = _prop(scalar, "value")
-        elif isinstance(owner, Operation) and owner.name == "linalg.generic" and not _segments(owner)[0]:
+        elif name == "linalg.generic" and not _segments(owner)[0]:  # type: ignore[arg-type]
+            assert isinstance(owner, Operation)
             block = owner.regions[0].blocks.first
             constants: list[Attribute] = []
             if block is not None and body_expression(block)[0] == ("const",):
                 constants = body_expression(block)[1]
             value = constants[0] if constants else None
+        elif name in ("arith.constant", "tosa.const"):
+            assert isinstance(owner, Operation)
+            value = _splat(owner)
+        else:  # data: the result is `init` combined with the op's
+            raised.combine = (_COMBINE[kind], init)
+            return raised
         elt = tensor_type(op, init).element_type
         if value is None or _number(value) != _number(identity(kind, elt)):
             raise OpError(op, f"{op_name(op)}: the init of a {kind.value} reduction must be a tensor filled with "
-                          f"{_number(identity(kind, elt))} (sbp ops do not accumulate into a value)")
+                          f"{_number(identity(kind, elt))} or data (sbp has no constant op for another constant)")
+        raised.init = init
+        return raised
 
     # -- named linalg, tensor and tosa ops -------------------------------------------------------
 
@@ -306,20 +335,41 @@ class Raiser:
         name = op_name(op)
         if name in ("linalg.matmul", "linalg.batch_matmul"):
             ins, outs = _segments(op)
-            self.require_fill(op, outs[0], ReduceKind.SUM)
             maps = [m.data for m in op.get_indexing_maps().data]  # type: ignore[attr-defined]
-            return self.matmul(op, ins, maps, len(tensor_type(op, outs[0]).get_shape()))
+            return self.into(op, self.matmul(op, ins, maps, len(tensor_type(op, outs[0]).get_shape())), outs[0],
+                             ReduceKind.SUM)
+        if name == "linalg.reduce":
+            return self.reduce(op)
+        if name in _ABS:
+            x = op.operands[0]
+            return Raised(ops.NegOp, [x], combine=(ops.MaximumOp, x), init=_segments(op)[1][0] if name == "linalg.abs"
+                          else None)
         if name == "linalg.transpose":
             perm = [int(p) for p in _prop(op, "permutation").get_values()]  # type: ignore[union-attr]
             return Raised(ops.TransposeOp, [op.operands[0]], {"perm": DenseArrayBase.from_list(i64, perm)})
         if name in _NAMED_ELEMENTWISE:
-            ins, _ = _segments(op)
-            return Raised(_NAMED_ELEMENTWISE[name], list(ins))
+            ins, outs = _segments(op)
+            return Raised(_NAMED_ELEMENTWISE[name], list(ins), init=outs[0])
         if name in RESHAPES:
             return Raised(ops.ReshapeOp, [op.operands[0]])
         if name in _TOSA:
             return self.tosa(op)
         return None
+
+    def reduce(self, op: Operation) -> Raised:
+        """`linalg.reduce ins(%x) outs(%init) dimensions = [...]` with an add / max / min body."""
+        ins, outs = _segments(op)
+        block = op.regions[0].blocks.first if op.regions else None
+        expr = body_expression(block)[0] if block is not None else ("none",)
+        if len(ins) != 1 or len(outs) != 1 or len(expr) != 3 or expr[0] not in _REDUCE_KINDS or set(
+                expr[1:]) != {("arg", 0), ("arg", 1)}:
+            raise OpError(op, f"{op_name(op)}: only a sum, max or min of one tensor has an sbp form "
+                          f"(body {_render(expr)})")
+        dims = _prop(op, "dimensions")
+        assert isinstance(dims, DenseArrayBase), op
+        props: dict[str, Attribute] = {"axes": DenseArrayBase.from_list(i64, [int(d) for d in dims.get_values()])}
+        kind = _REDUCE_KINDS[str(expr[0])]
+        return self.into(op, Raised(_REDUCE_OPS[kind], list(ins), props), outs[0], kind)
 
     def tosa(self, op: Operation) -> Raised:
         cls, arity = _TOSA[op_name(op)]
@@ -401,6 +451,18 @@ def _scalar(value: float | int | None, elt: Attribute) -> Attribute:
     if isinstance(elt, IntegerType):
         return IntegerAttr(int(value), elt)
     return FloatAttr(float(value), f32)
+
+
+def _splat(constant: Operation) -> Attribute | None:
+    """The one value of a splat tensor constant (`arith.constant dense<0.0>`), else None."""
+    attr = _prop(constant, "values") if _prop(constant, "values") is not None else _prop(constant, "value")
+    values = getattr(attr, "get_values", lambda: None)()
+    if not values or len(set(values)) != 1:
+        return None
+    elt = getattr(getattr(attr, "type", None), "element_type", None)
+    if isinstance(elt, IntegerType):
+        return IntegerAttr(int(values[0]), elt)
+    return FloatAttr(float(values[0]), f32)
 
 
 def _is_zero_constant(value: SSAValue) -> bool:
