@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from xdsl.ir import Dialect, Operation
 
-from sbpc.dialects import collective_ops, sbp_ops, sbp_ops_nn
+from sbpc.dialects import collective_ops, sbp_ops, sbp_ops_grad, sbp_ops_nn
 from sbpc.dialects.layout import LayoutAttr
 from sbpc.dialects.placement import PlacementOp
 from sbpc.dialects.sbp import (
@@ -67,6 +67,7 @@ SBP_OPS: list[type[Operation]] = [
     collective_ops.AllToAllOp,
     collective_ops.AllSliceOp,
     collective_ops.ToPartialOp,
+    *sbp_ops_grad.GRAD_OPS,
 ]
 
 SBP = Dialect(

@@ -35,6 +35,12 @@ def _spmdize() -> type[ModulePass]:
     return SpmdizePass
 
 
+def _autodiff() -> type[ModulePass]:
+    from sbpc.passes.autodiff import AutodiffPass
+
+    return AutodiffPass
+
+
 def _report() -> type[ModulePass]:
     from sbpc.passes.infer_sbp.report_pass import ReportPass
 
@@ -49,6 +55,7 @@ the others leave a per-rank program as it is."""
 def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     """The passes of `passes/`, keyed by their command-line name, in pipeline order."""
     return {
+        "autodiff": _autodiff,
         "infer-sbp": _infer_sbp,
         "materialize-boxing": _materialize_boxing,
         "lower-boxing": _lower_boxing,

@@ -48,7 +48,7 @@ from sbpc.dialects.diagnostics import (
 from sbpc.dialects.errors import OpError
 from sbpc.dialects.tensor_type import GlobalTensorType
 from sbpc.dialects.units import human_bytes
-from sbpc.runtime import ops_numpy
+from sbpc.runtime import ops_numpy, train_step
 from sbpc.runtime.ascendc_kernels import FmodDeviation, KernelProfiler, kernel_overrides
 from sbpc.runtime.check import bounded_inputs, dyadic_inputs, judge, summary
 from sbpc.runtime.distribute import ReplicaMismatch, assemble, distribute
@@ -235,8 +235,11 @@ def argument_types(module: ModuleOp, fn: func.FuncOp, located: Located) -> list[
 
 def random_inputs(types: Sequence[ArgumentType], rng: np.random.Generator, fn: func.FuncOp | None = None,
                   ) -> list[np.ndarray]:
-    """Seeded global inputs on the dyadic grid of SPEC §4.3 (`runtime.check`), scaled for `fn`'s matmuls."""
-    return dyadic_inputs(types, rng, fn)
+    """Seeded global inputs on the dyadic grid of SPEC §4.3 (`runtime.check`), scaled for `fn`'s matmuls
+    (a training step's second moments non-negative, `train_step.state_inputs`)."""
+    values = dyadic_inputs(types, rng, fn)
+    spec = train_step.spec_of(fn) if fn is not None else None
+    return values if spec is None else train_step.state_inputs(spec, values)
 
 
 def check_inputs(values: Sequence[np.ndarray], types: Sequence[ArgumentType], entry: str) -> None:
@@ -358,6 +361,9 @@ def run(ctx: Context, module: ModuleOp, located: Located, inputs: Sequence[np.nd
     compiled, located = compile_module(ctx, module, pipeline, located)
     try:
         arg_dists, res_dists = function_signature(compiled, entry)
+        if len(arg_dists) != len(inputs):
+            raise Failure(f"error: the pipeline changed the number of arguments of @{entry} from {len(inputs)} to "
+                          f"{len(arg_dists)} (run a pass that adds arguments, such as autodiff, with sbp-opt first)")
         for i, (dist, value) in enumerate(zip(arg_dists, inputs, strict=True)):
             if dist.shape != value.shape:
                 raise Failure(f"error: the pipeline changed argument {i} of @{entry} from shape "
@@ -454,4 +460,20 @@ def check(result: RunResult, module: ModuleOp, located: Located, kernels: LocalK
         result.tolerances.append(f"result {i}: {verdict.tolerance}")
         if verdict.problem is not None:
             result.mismatches.append(f"result {i} ({dist.describe()}): {verdict.problem}")
+    spec = train_step.step_spec(module, result.entry)
+    if spec is not None:
+        _check_step(result, module, expected, spec)
     result.checked, result.fmod_deviation = True, deviation
+
+
+def _check_step(result: RunResult, module: ModuleOp, expected: list, spec: train_step.StepSpec) -> None:
+    """A training step's results against the same step in eager torch (SPEC §8), when torch is there."""
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        result.tolerances.append("training step: torch is not installed, so no eager torch comparison")
+        return
+    eager = train_step.eager_step(module, result.entry, result.inputs)
+    lines, problems = train_step.compare_with_torch(result.outputs, expected, eager, spec.result_names())
+    result.tolerances += lines
+    result.mismatches += problems

@@ -54,6 +54,7 @@ from sbpc.runtime.bounded import (
     tiny,
     unit,
 )
+from sbpc.runtime.error_bounds_grad import GRAD_BOUNDS
 from sbpc.runtime.error_bounds_nn import NN_BOUNDS
 from sbpc.runtime.op_impls import GELU_C, impl_of, run_numpy
 from sbpc.runtime.ops_numpy import LOW_FLOATS, has_flag, int_property, is_integer, result_dtype, scalar_as, scalar_value
@@ -307,7 +308,7 @@ def apply(op: Operation, xs: list[Bounded], ctx: BoundContext) -> Bounded:
         return _matmul(op, xs[0], xs[1], ctx)
     if isinstance(op, ops.ReduceSumOp | ops.ReduceMaxOp | ops.ReduceMinOp):
         return _reduce(op, xs[0], ctx)
-    rule = NN_BOUNDS.get(type(op))
+    rule = NN_BOUNDS.get(type(op)) or GRAD_BOUNDS.get(type(op))
     if rule is not None:
         return rule(op, xs, ctx)
     raise OpError(op, f"{op.name} has no error bound for --check")

@@ -46,7 +46,10 @@ from xdsl.ir import Operation
 
 from sbpc.dialects import sbp_ops as ops
 from sbpc.dialects.collectives import Coord
-from sbpc.runtime import ops_nn  # noqa: F401  (registers the ops of SPEC §7)
+from sbpc.runtime import (
+    ops_grad,  # noqa: F401  (registers the backward and optimizer ops of SPEC §8)
+    ops_nn,  # noqa: F401  (registers the ops of SPEC §7)
+)
 from sbpc.runtime.op_registry import IMPLS, OpImpl, Overrides, impl, impl_of, register
 from sbpc.runtime.ops_numpy import (
     F32,

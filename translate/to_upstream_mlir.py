@@ -59,6 +59,7 @@ from sbpc.translate.linalg_bodies import (
     scalar_body,
     widen,
 )
+from sbpc.translate.to_upstream_grad import GRAD_LOWERINGS
 from sbpc.translate.to_upstream_nn import NN_LOWERINGS
 
 _INDEX = IndexType()
@@ -469,6 +470,7 @@ LOWERINGS: dict[type[Operation], Lowering] = {
     ops.LayerNormOp: lambda e, op, a: e.layer_norm(op, a[0], a[1], a[2]),
     **dict.fromkeys(SCALAR_BODIES, lambda e, op, a: e.scalar_op(op, a)),
     **NN_LOWERINGS,
+    **GRAD_LOWERINGS,
 }
 """Compute op class -> how `FuncEmitter` writes it in upstream dialects (called with the emitter, the op
 and its translated operands)."""

@@ -1,0 +1,164 @@
+"""`--check`'s error bounds of the backward and optimizer ops of SPEC §8 (`dialects/sbp_ops_grad.py`), by
+the first-order forward analysis of `runtime/error_bounds.py` (which calls these through `GRAD_BOUNDS`):
+
+* ones_like is exact; reduce_sum_grad moves every array of a `Bounded` as it moves elements;
+* relu_grad is dy or 0: exact where x's sign is certain; where x lies within its bound of 0 either
+  may come out, so the bound there is |dy| plus dy's bound;
+* gelu_grad scales dy by gelu'(x), which moves by at most max|gelu''| (< 1) times x's bound;
+* layer_norm_grad / layer_norm_grad_gamma: each row's σ moves by at most twice the row's largest input
+  bound (centring at most doubles it, the rms is 1-Lipschitz), x̂ and 1/σ by that relative amount, and
+  the result is linear in dy with a row operator of norm ≤ (2 + |x̂|)·max|gamma|/σ;
+* sgd_update is linear: `|1 - lr·wd|·err(w) + lr·err(g)` plus its roundings;
+* adamw_update: √v moves by min(e/(2√v), √e) for a bound e of v, the quotient m/denom accordingly,
+  plus a few roundings of the terms (which may cancel).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+from xdsl.ir import Operation
+
+from sbpc.dialects import sbp_ops_grad as g
+from sbpc.runtime.bounded import (
+    F64,
+    TRANSCENDENTAL_ULPS,
+    BoundContext,
+    Bounded,
+    absolute,
+    compute_unit,
+    finish,
+    linear,
+    unit,
+)
+from sbpc.runtime.op_impls import run_numpy
+from sbpc.runtime.ops_grad import adamw_factors, gelu_slope, layer_norm_parts
+
+GELU_CURVATURE = 1.0
+"""max |d² gelu_tanh / dx²| (0.80 at x = 0), rounded up."""
+
+
+def _ones_like(op: Operation, xs: list[Bounded], ctx: BoundContext) -> Bounded:
+    (x,) = xs
+    ones = np.ones(x.ref.shape, F64)
+    return Bounded(ones, np.zeros(x.ref.shape), ones, x.dtype, 0)
+
+
+def _expand(op: Operation, xs: list[Bounded], ctx: BoundContext) -> Bounded:
+    (dy,) = xs
+
+    def move(arr: np.ndarray) -> np.ndarray:
+        return run_numpy(op, [arr])
+
+    return Bounded(move(dy.ref), move(dy.err), move(dy.mag), dy.dtype, dy.grid, tuple(move(a) for a in dy.alts),
+                   None if dy.core is None else move(dy.core))
+
+
+def _relu_grad(op: Operation, xs: list[Bounded], ctx: BoundContext) -> Bounded:
+    dy, x = xs
+    on = x.ref > 0
+    either = (x.err > 0) & (np.abs(x.ref) <= x.err)
+    ref = np.where(on, dy.ref, 0.0)
+    err = np.where(either, absolute(dy.ref) + dy.err, np.where(on, dy.err, 0.0))
+    mag = np.where(on | either, dy.mag, 0.0) + np.where(either, err, 0.0)
+    return finish(ref, err, mag, dy.dtype, None if bool(either.any()) else dy.grid)
+
+
+def _gelu_grad(op: Operation, xs: list[Bounded], ctx: BoundContext) -> Bounded:
+    dy, x = xs
+    u = compute_unit(dy.dtype)
+    with np.errstate(all="ignore"):
+        slope = gelu_slope(x.ref.astype(F64))
+        slope_err = GELU_CURVATURE * x.err + TRANSCENDENTAL_ULPS * u * (np.abs(slope) + 1.0)
+        err = np.abs(slope) * dy.err + (absolute(dy.ref) + dy.err) * slope_err
+        mag = (np.abs(slope) + slope_err) * dy.mag + err
+    return linear(op, dy.ref * slope, err, mag, None, TRANSCENDENTAL_ULPS, dy.dtype, ctx)
+
+
+def _rows(x: Bounded, eps: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """x̂, 1/σ and the relative move of both per row (inf where the row's bound may swamp σ)."""
+    xhat, rstd = layer_norm_parts(x.ref.astype(F64), eps)
+    with np.errstate(all="ignore"):
+        k = 2.0 * x.err.max(axis=-1, keepdims=True, initial=0.0) * rstd
+        rel = np.where(k < 0.25, 4.0 * k, np.inf)
+    return xhat, rstd, rel
+
+
+def _layer_norm_grad(op: Operation, xs: list[Bounded], ctx: BoundContext) -> Bounded:
+    assert isinstance(op, g.LayerNormGradOp)
+    dy, x, gamma = xs
+    n = x.ref.shape[-1]
+    u = compute_unit(dy.dtype)
+    xhat, rstd, rel = _rows(x, op.get_epsilon())
+    ref = run_numpy(op, [dy.ref.astype(F64), x.ref.astype(F64), gamma.ref.astype(F64)])
+    big_g = float(np.max(absolute(gamma.ref) + gamma.err, initial=0.0))
+    with np.errstate(all="ignore"):
+        row = lambda a: a.max(axis=-1, keepdims=True, initial=0.0)  # noqa: E731
+        size = big_g * row(dy.mag + dy.err) + row(dy.mag) * float(np.max(gamma.err, initial=0.0))
+        spread = rstd * (2.0 + np.abs(xhat))
+        from_dy = spread * (big_g * row(dy.err) + row(dy.mag) * float(np.max(gamma.err, initial=0.0)))
+        from_x = 2.0 * rel * (np.abs(ref) + spread * size) * (1.0 + row(np.abs(xhat)))
+        rounding = 4.0 * (n + TRANSCENDENTAL_ULPS) * u * spread * size
+        err = from_dy + from_x + rounding
+    return finish(ref, err, spread * size + err, dy.dtype)
+
+
+def _layer_norm_grad_gamma(op: Operation, xs: list[Bounded], ctx: BoundContext) -> Bounded:
+    assert isinstance(op, g.LayerNormGradGammaOp)
+    dy, x = xs
+    n = x.ref.shape[-1]
+    xhat, _, rel = _rows(x, op.get_epsilon())
+    with np.errstate(all="ignore"):
+        dxhat = rel * (1.0 + np.abs(xhat)) + TRANSCENDENTAL_ULPS * compute_unit(dy.dtype) * (1.0 + np.abs(xhat))
+
+        def rows(a: np.ndarray) -> np.ndarray:
+            return np.broadcast_to(a, x.ref.shape).reshape(-1, n).sum(axis=0)
+
+        ref = rows(dy.ref * xhat)
+        err = rows(dy.err * np.abs(xhat) + (absolute(dy.ref) + dy.err) * dxhat)
+        mag = rows(dy.mag * (np.abs(xhat) + dxhat)) + err
+    terms = x.ref.size // max(n, 1)
+    return linear(op, ref, err, mag, None, terms + TRANSCENDENTAL_ULPS, dy.dtype, ctx)
+
+
+def _sgd_update(op: Operation, xs: list[Bounded], ctx: BoundContext) -> Bounded:
+    assert isinstance(op, g.SgdUpdateOp)
+    w, grad = xs
+    lr, wd = op.hyper()
+    ref = w.ref - lr * (grad.ref + wd * w.ref)
+    err = abs(1.0 - lr * wd) * w.err + lr * grad.err
+    mag = w.mag + lr * (grad.mag + wd * w.mag)
+    return linear(op, ref, err, mag, None, 3, w.dtype, ctx)
+
+
+def _adamw_update(op: Operation, xs: list[Bounded], ctx: BoundContext) -> Bounded:
+    assert isinstance(op, g.AdamwUpdateOp)
+    w, m, v = xs
+    decay, step_size, bc2_sqrt, eps = adamw_factors(op)
+    u = unit(w.dtype)
+    with np.errstate(all="ignore"):
+        root = np.sqrt(np.maximum(v.ref, 0.0))
+        denom = root / bc2_sqrt + eps
+        q = m.ref / denom
+        droot = np.minimum(np.where(root > 0, v.err / (2.0 * root), np.inf), np.sqrt(v.err)) / bc2_sqrt
+        room = denom - droot
+        q_err = np.where(room > 0, (m.err + np.abs(q) * droot) / room, np.inf)
+        q_err = np.where((m.err == 0) & (v.err == 0), 0.0, q_err)
+        ref = w.ref * decay - step_size * q
+        terms = np.abs(w.ref * decay) + step_size * np.abs(q)
+        err = abs(decay) * w.err + step_size * q_err + TRANSCENDENTAL_ULPS * u * (terms + step_size * q_err)
+    return finish(ref, err, terms + err, w.dtype)
+
+
+GRAD_BOUNDS: dict[type[Operation], Callable[[Operation, list[Bounded], BoundContext], Bounded]] = {
+    g.OnesLikeOp: _ones_like,
+    g.ReduceSumGradOp: _expand,
+    g.ReluGradOp: _relu_grad,
+    g.GeluGradOp: _gelu_grad,
+    g.LayerNormGradOp: _layer_norm_grad,
+    g.LayerNormGradGammaOp: _layer_norm_grad_gamma,
+    g.SgdUpdateOp: _sgd_update,
+    g.AdamwUpdateOp: _adamw_update,
+}
+"""Backward/optimizer op class -> its bound rule (read by `error_bounds.apply`)."""
