@@ -64,6 +64,9 @@ class Program:
     cache: InferenceCache = field(default_factory=InferenceCache, repr=False, compare=False)
     """The inference tables this program's `report`, `compile` and `run` calls share (bounded, keyed
     by values): a rule=global search is solved once, however many of them ask for it."""
+    defaults: list[np.ndarray] | None = field(default=None, repr=False, compare=False)
+    """The global inputs `run` uses when given none (`from_torch`: the example args and the module's
+    parameter, buffer and constant values); None: seeded random inputs."""
 
     def __str__(self) -> str:
         """The module as `sbp-opt` prints it (xDSL's MLIR target)."""
@@ -111,7 +114,7 @@ def compile(program: Program, pipeline: str = DEFAULT_PIPELINE) -> Program:
     passes = _pipeline(pipeline, program)
     with _user_errors():
         compiled, located = engine.compile_module(program.ctx, program.module, passes, program._located())
-    return Program(compiled, program.source, located.positions, program.ctx, program.cache)
+    return Program(compiled, program.source, located.positions, program.ctx, program.cache, program.defaults)
 
 
 def report(program: Program, rule: str = "oneflow", mem: int | None = None) -> dict[str, Any]:
@@ -145,12 +148,16 @@ def run(
     backend: Literal["simulator", "torch"] = "simulator",
     dist_backend: str = "gloo",
     timeout: float = 60.0,
+    steps: int | None = None,
 ) -> RunResult:
-    """Compile `program` with `pipeline`, distribute the global inputs (random from `seed` if None) by
+    """Compile `program` with `pipeline`, distribute the global inputs (the program's `defaults`, else
+    random from `seed`, if None) by
     their SBPs, run every rank with `kernels` (`numpy` or `ascendc-cpu`) — on the simulated mesh, or with
     `backend="torch"` on torch.distributed (one forked process per rank, `dist_backend`, `timeout`
     seconds without progress), as `sbp-run --backend torch` does — reassemble the outputs and, with
-    `check`, compare them with the global reference."""
+    `check`, compare them with the global reference. `steps=N` runs a training step (SPEC §8, made by the
+    `autodiff` pass) N times carrying parameters and optimizer state, checking every step with `check`;
+    the result adds `losses` (N floats) and `parameters` (name -> updated global value)."""
     if backend not in ("simulator", "torch"):
         raise Error(f"error: unknown backend '{backend}' (allowed: simulator, torch)")
     if kernels not in ("numpy", "ascendc-cpu"):
@@ -161,15 +168,24 @@ def run(
         engine.check_memory(fn, located)
         types = engine.argument_types(module, fn, located)
         rng = np.random.default_rng(seed)
-        values = list(inputs) if inputs is not None else engine.random_inputs(types, rng, fn)
+        if inputs is not None:
+            values = list(inputs)
+        elif program.defaults is not None:
+            values = list(program.defaults)
+        else:
+            values = engine.random_inputs(types, rng, fn)
         engine.check_inputs(values, types, entry)
         local = LocalKernels(kernels)
         try:
-            result = engine.run(program.ctx, module, located, values, _pipeline(pipeline, program), rng, entry, local,
-                                Backend(backend, dist_backend, timeout))
+            if steps is not None:
+                result = engine.run_steps(program.ctx, module, located, values, _pipeline(pipeline, program), rng,
+                                          steps, entry, local, Backend(backend, dist_backend, timeout), checked=check)
+            else:
+                result = engine.run(program.ctx, module, located, values, _pipeline(pipeline, program), rng, entry,
+                                    local, Backend(backend, dist_backend, timeout))
         except TorchMissing as missing:
             raise Error(f"error: backend torch needs {missing}") from None
         assert result is not None  # forked ranks: this process is rank 0's parent and gathers everything
-        if check:
+        if check and steps is None:
             engine.check(result, module, located, local)
     return result

@@ -41,6 +41,7 @@ from sbpc.runtime.pipeline import (
     parse_pipeline_spec,
     verify_program,
 )
+from sbpc.tools import sbp_translate_torch
 from sbpc.tools.cli import Progress, SuggestingParser, VersionAction, write_output
 
 MLIR_GLOBAL_PIPELINE = "infer-sbp"
@@ -64,6 +65,7 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
                         "annotations) in upstream MLIR dialects (SPEC §4.2)")
     target.add_argument("--import-shard", action="store_true",
                         help="read FILE as upstream MLIR with shard annotations and print it as an sbp program")
+    sbp_translate_torch.add_arguments(parser, target)
     parser.add_argument("--grid", action="append", default=[], metavar="NAME=SHAPE",
                         help="--import-shard: the size of a grid written with `?` axes (e.g. --grid grid_1d=4, "
                         "--grid mesh=2x4; repeat for several grids)")
@@ -90,6 +92,8 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _arguments(argv)
+    if args.import_torch:
+        return _write(args, sbp_translate_torch.translate(args))
     if args.import_shard:
         return _import_shard(args)
     if args.emit_mlir is not None:
