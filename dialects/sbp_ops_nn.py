@@ -89,7 +89,7 @@ class VocabParallelOp(SbpOp, abc.ABC):
 
 def _expect_index(op: SbpOp, what: str, t: GlobalTensorType) -> None:
     if t.element_type not in INDEX_TYPES:
-        raise op.fail(f"{what} must be i32 or i64 indices, got {t.element_type}")
+        raise op.fail(f"{what} must be i32 or i64, got {t.element_type}")
 
 
 # ---------------------------------------------------------------------------

@@ -194,16 +194,17 @@ class UnaryRule(SbpRule):
 
 @dataclass(frozen=True)
 class LayerNormRule(SbpRule):
-    """layer_norm(x, gamma, beta): S(i), B, B -> S(i) for every axis i but the last (each row is
-    normalised over the last axis, so it must be whole on one rank); no partial (mean and variance
-    of a partial sum are not the sums of the parts' mean and variance)."""
+    """layer_norm(x, gamma, beta) and rms_norm(x, gamma): S(i), B, B -> S(i) for every axis i but the
+    last (each row is normalised over the last axis, so it must be whole on one rank); no partial
+    (mean and variance of a partial sum are not the sums of the parts' mean and variance)."""
 
     def signatures(self, op: Operation, n: int) -> list[Sig]:
         rank = len(_shape(op.operands[0]))
-        return [((split(i), _B, _B), (split(i),)) for i in range(rank - 1)]
+        params = (_B,) * (len(op.operands) - 1)  # gamma and beta (rms_norm: gamma only)
+        return [((split(i), *params), (split(i),)) for i in range(rank - 1)]
 
     def list_key(self, op: Operation, in_shapes: tuple[tuple[int, ...], ...]) -> Hashable:
-        return len(in_shapes[0])
+        return len(in_shapes[0]), len(in_shapes)
 
 
 # ---------------------------------------------------------------------------

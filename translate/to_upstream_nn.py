@@ -89,12 +89,15 @@ def _converted(e: Emitter, x: SSAValue, to: Attribute) -> SSAValue:
                     [IteratorType.PARALLEL] * rank, body.region(result))
 
 
-def _row_maps(rank: int) -> tuple[AffineMap, AffineMap, list[IteratorType], list[IteratorType]]:
-    """The identity, the map dropping the last dim, the parallel and the row-reduction iterators."""
+def _row_maps(rank: int, axis: int | None = None) -> tuple[AffineMap, AffineMap, list[IteratorType],
+                                                          list[IteratorType]]:
+    """The identity, the map dropping dim `axis` (default the last), the parallel iterators and
+    those reducing along `axis`."""
+    axis = rank - 1 if axis is None else axis
     ident = AffineMap.identity(rank)
-    to_row = AffineMap(rank, 0, tuple(AffineDimExpr(i) for i in range(rank - 1)))
-    parallel = [IteratorType.PARALLEL] * rank
-    return ident, to_row, parallel, [IteratorType.PARALLEL] * (rank - 1) + [IteratorType.REDUCTION]
+    to_row = AffineMap(rank, 0, tuple(AffineDimExpr(i) for i in range(rank) if i != axis))
+    reducing = [IteratorType.REDUCTION if i == axis else IteratorType.PARALLEL for i in range(rank)]
+    return ident, to_row, [IteratorType.PARALLEL] * rank, reducing
 
 
 def _uneven_last(op: Operation, ty: TensorType) -> None:
@@ -107,27 +110,53 @@ def _uneven_last(op: Operation, ty: TensorType) -> None:
 # ---------------------------------------------------------------------------
 
 
+def _row_max(e: Emitter, op: Operation, x: SSAValue, wide: Attribute, axis: int) -> SSAValue:
+    """The maximum along `axis` (NaN-propagating, as numpy's), in `wide`."""
+    in_ty = builtin_tensor(op, x.type)
+    shape = in_ty.get_shape()
+    ident, to_row, _, reducing = _row_maps(len(shape), axis)
+    row = TensorType(wide, [n for k, n in enumerate(shape) if k != axis])
+    init = e.filled(row, identity(ReduceKind.MAX, wide), lambda k: (x, k if k < axis else k + 1))
+    body = Body([in_ty.element_type, wide])
+    peak = body.op("arith.maximumf", [body.args[1], widen(body, body.args[0])], wide)
+    return e.linalg([x], init, [ident, to_row], reducing, body.region(peak))
+
+
 def softmax(e: Emitter, op: nn.SoftmaxOp, args: list[SSAValue]) -> SSAValue:
-    """`linalg.softmax` along the axis (max, exp of the difference, sum, divide), in f32 for f16/bf16."""
+    """ops_nn's `exp(x - max) / Σ exp(x - max)` along the axis, in f32 for f16/bf16: the maximum and
+    the sum of exponentials along it, then a parallel loop reading both broadcast."""
     (x,) = args
     out = builtin_tensor(op, op.results[0].type)
-    wide = _converted(e, x, _wide_type(out.element_type))
-    init = e.empty(wide.type, lambda k: (x, k))  # type: ignore[arg-type]
-    result = e.add(generic_op("linalg.softmax", [wide, init], [wide.type],
-                              {"dimension": IntegerAttr(op.get_axis(), i64)})).results[0]
-    return _converted(e, result, out.element_type)
+    shape = out.get_shape()
+    axis = op.get_axis()
+    if shape[axis] == DYNAMIC_INDEX:
+        raise OpError(op, f"{op.name}: axis {axis} of {out}, which the op reduces, is uneven")
+    wide = _wide_type(out.element_type)
+    peak = _row_max(e, op, x, wide, axis)
+
+    def shifted_exp(b: Body, v: SSAValue, m: Sequence[SSAValue]) -> SSAValue:
+        return b.op("math.exp", [b.op("arith.subf", [v, m[0]], wide)], wide)
+
+    sums = _row_sum(e, op, x, wide, shifted_exp, [peak], axis)
+    ident, to_row, parallel, _ = _row_maps(len(shape), axis)
+    body = Body([out.element_type, wide, wide, out.element_type])
+    result = body.op("arith.divf", [shifted_exp(body, widen(body, body.args[0]), [body.args[1]]), body.args[2]], wide)
+    return e.linalg([x, peak, sums], e.empty(out, lambda k: (x, k)), [ident, to_row, to_row, ident], parallel,
+                    body.region(narrow(body, result, out.element_type)))
 
 
 def _row_sum(e: Emitter, op: Operation, x: SSAValue, wide: Attribute,
              term: Callable[[Body, SSAValue, Sequence[SSAValue]], SSAValue],
-             extra: Sequence[SSAValue] = ()) -> SSAValue:
-    """Σ over the last axis of `term(body, element, extra elements)`, accumulated in `wide`; `extra`
-    are row tensors read broadcast along the row."""
+             extra: Sequence[SSAValue] = (), axis: int | None = None) -> SSAValue:
+    """Σ along `axis` (default the last) of `term(body, element, extra elements)`, accumulated in
+    `wide`; `extra` are row tensors read broadcast along the axis."""
     in_ty = builtin_tensor(op, x.type)
-    rank = len(in_ty.get_shape())
-    ident, to_row, _, reducing = _row_maps(rank)
-    row = TensorType(wide, in_ty.get_shape()[:-1])
-    init = e.filled(row, identity(ReduceKind.SUM, wide), lambda k: (x, k))
+    shape = in_ty.get_shape()
+    rank = len(shape)
+    axis = rank - 1 if axis is None else axis
+    ident, to_row, _, reducing = _row_maps(rank, axis)
+    row = TensorType(wide, [n for k, n in enumerate(shape) if k != axis])
+    init = e.filled(row, identity(ReduceKind.SUM, wide), lambda k: (x, k if k < axis else k + 1))
     body = Body([in_ty.element_type, *(v.type.element_type for v in extra), wide])  # type: ignore[attr-defined]
     value = term(body, widen(body, body.args[0]) if is_float(in_ty.element_type) else body.args[0],
                  body.args[1:-1])
@@ -227,12 +256,7 @@ def cross_entropy(e: Emitter, op: nn.CrossEntropyOp, args: list[SSAValue]) -> SS
     out = builtin_tensor(op, op.results[0].type)
     rank = len(in_ty.get_shape())
     wide = _wide_type(out.element_type)
-    ident, to_row, _, reducing = _row_maps(rank)
-    row = TensorType(wide, in_ty.get_shape()[:-1])
-    init = e.filled(row, identity(ReduceKind.MAX, wide), lambda k: (logits, k))
-    body = Body([in_ty.element_type, wide])
-    peak = e.linalg([logits], init, [ident, to_row], reducing,
-                    body.region(body.op("arith.maximumf", [body.args[1], widen(body, body.args[0])], wide)))
+    peak = _row_max(e, op, logits, wide, rank - 1)
     sums = _row_sum(e, op, logits, wide, lambda b, v, m: b.op("math.exp", [b.op("arith.subf", [v, m[0]], wide)],
                                                               wide), [peak])
     out_rank = rank - 1
