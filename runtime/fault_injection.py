@@ -41,8 +41,12 @@ FAULTS: dict[str, tuple[str, ...]] = {
 
 
 def _rotate(shards: Shards) -> Shards:
-    coords = sorted(shards)
-    return {c: shards[coords[(i + 1) % len(coords)]] for i, c in enumerate(coords)}
+    """Every rank's piece moved to the next rank holding a piece of the same shape (uneven splits
+    keep their shapes: a wrong exchange, not a malformed one)."""
+    by_shape: dict[tuple[int, ...], list[Coord]] = {}
+    for c in sorted(shards):
+        by_shape.setdefault(shards[c].shape, []).append(c)
+    return {c: shards[group[(i + 1) % len(group)]] for group in by_shape.values() for i, c in enumerate(group)}
 
 
 def _only(shards: Shards, keep: Coord, times: int = 1) -> Shards:

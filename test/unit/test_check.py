@@ -14,8 +14,9 @@ import pytest
 
 import sbpc
 from sbpc.runtime import engine
+from sbpc.runtime.bounded import BoundContext, Bounded, input_bounded
 from sbpc.runtime.check import dyadic_inputs, judge
-from sbpc.runtime.error_bounds import BoundContext, Bounded, apply, input_bounded
+from sbpc.runtime.error_bounds import apply
 from sbpc.runtime.fault_injection import FAULTS, inject
 from sbpc.runtime.pipeline import DEFAULT_PIPELINE, checked_pipeline
 from sbpc.runtime.random_programs import random_program
@@ -128,3 +129,24 @@ def test_user_inputs_keep_working() -> None:
               engine.argument_types(program.module, fn, program._located())]
     result = sbpc.run(program, inputs=inputs, pipeline=COST)
     assert result.ok, result.mismatches
+
+
+def test_a_wrong_exchange_of_uneven_shards_is_caught() -> None:
+    """7 rows over 3 ranks (3, 2, 2): the wrong-peers fault moves pieces only between ranks whose
+    pieces have one shape, and the check catches it (the sweep once crashed here)."""
+    program = sbpc.parse("""
+sbp.placement @p "cpu" [0, 1, 2]
+func.func @main(%x: !sbp.tensor<7x4xf32, @p, [S(0)]>) -> !sbp.tensor<7x4xf32, @p, [B]> {
+  %y = sbp.to_global %x : !sbp.tensor<7x4xf32, @p, [S(0)]> -> !sbp.tensor<7x4xf32, @p, [B]>
+  func.return %y : !sbp.tensor<7x4xf32, @p, [B]>
+}
+""")
+    module, located = program.module, program._located()
+    fn = engine.entry_function(module, "main", located)
+    types = engine.argument_types(module, fn, located)
+    rng = np.random.default_rng(0)
+    run = inject(program.ctx, module, located, engine.random_inputs(types, rng, fn), checked_pipeline(COST),
+                 "wrong_boxing", rng)
+    assert run is not None
+    engine.check(run, module, located)
+    assert not run.ok
