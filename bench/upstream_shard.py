@@ -17,8 +17,9 @@ Per value (every argument and every op result that is a tensor): MLIR's sharding
 `shard.shard` annotation in the propagated output (an argument without one is replicated, as MLIR's
 partition reads it); sbpc's is the SBP of the value standing for it after inference (for an
 annotated value, the value after that annotation's conversion). A function agrees when every value
-does; otherwise both plans are run by `sbp-run --check` (execution on the simulator against the
-single-device reference, SPEC §4.3) and it differs-but-valid when both pass.
+does; otherwise it differs-but-valid when both plans pass `sbp-run --check` (execution on the
+simulator against the single-device reference, SPEC §4.3). sbpc's plan is run so in every case: an
+agreeing one must pass too (`invalid` otherwise).
 
 `python bench/upstream_shard.py` prints the table (per file: functions, imported, agree,
 differ-valid, refused with reasons) and one line per function with `-v`.
@@ -53,6 +54,8 @@ class Piece:
     file: str
     name: str
     text: str
+    expects_error: bool = False
+    """The upstream test expects an error from it (an `expected-error` line in or before it)."""
 
 
 @dataclass
@@ -60,7 +63,7 @@ class Outcome:
     """What became of one function."""
 
     piece: Piece
-    status: str  # agree, differ-valid, differ-invalid, refused, mlir-refused
+    status: str  # one of IMPORTED, or refused
     reason: str = ""
     values: list[tuple[str, str, str]] = field(default_factory=list)  # (value, MLIR, sbpc) where they differ
 
@@ -101,12 +104,17 @@ def split(path: Path) -> list[Piece]:
     whole = path.read_text()
     chunks = whole.split("// -----") if "--split-input-file" in whole else [whole]  # as the RUN line reads it
     for chunk in chunks:
-        text = _strip_comments(chunk)
+        text = _strip_comments(chunk)  # line for line: offsets in `text` are lines of `chunk`
+        raw_lines = chunk.splitlines()
         aliases = re.findall(r"^\s*(#\w+\s*=.*)$", text, re.M)
         grids = [line.strip() for line in re.findall(r"^\s*(shard\.grid\b.*)$", text, re.M)]
+        after = 0  # the line after the previous function
         for name, start, end in _function_spans(text):
             body = "\n".join([*aliases, *grids, text[start:end]]) + "\n"
-            pieces.append(Piece(path.name, name, body))
+            last = text.count("\n", 0, end) + 1
+            expects = any("expected-error" in line for line in raw_lines[after:last])
+            pieces.append(Piece(path.name, name, body, expects))
+            after = last
     return pieces
 
 
@@ -183,6 +191,7 @@ def planned_values(generic: str, grids: dict[str, str], tmp: Path) -> Plan | str
     from sbpc.runtime.pipeline import checked_pipeline
     from sbpc.tools.sbp_translate import main as translate
     from sbpc.translate.from_upstream_shard import import_context, import_shard, parse_grid_sizes
+    from sbpc.translate.raise_linalg import op_name
 
     source = tmp / "upstream.mlir"
     source.write_text(generic)
@@ -197,7 +206,7 @@ def planned_values(generic: str, grids: dict[str, str], tmp: Path) -> Plan | str
     func = next(op for op in module.ops if isinstance(op, FuncOp))
     keys: list[tuple[str, object]] = [(f"arg{a.index}", a) for a in func.body.block.args]
     ops = [op for op in func.body.block.ops if not isinstance(op, (ShardOp, ShardingOp))]
-    keys += [(f"op{i}.{r.index} {op.name}", r) for i, op in enumerate(ops) for r in op.results]
+    keys += [(f"op{i}.{r.index} {op_name(op)}", r) for i, op in enumerate(ops) for r in op.results]
     marked: dict[str, list[str]] = {}  # name hint -> keys: inference rebuilds ops, name hints survive
     for n, (key, value) in enumerate(keys):
         annotation = next((u.operation for u in value.uses  # type: ignore[attr-defined]
@@ -236,49 +245,56 @@ def compare(piece: Piece, tmp: Path, *, check: bool = True) -> Outcome:
     grids = {name: size for name, size in GRIDS.items() if name in dynamic}
     rc, generic, err = mlir_opt(piece.text)
     if rc != 0:
-        return Outcome(piece, "mlir-refused", "mlir-opt-22 rejects it: " + _first_error(err))
+        return Outcome(piece, "refused", "mlir-opt-22 rejects it: " + _first_error(err))
     mine = planned_values(generic, grids, tmp)
     rc, propagated, err = mlir_opt(piece.text, PROPAGATION)
     if isinstance(mine, str):
+        if mine.startswith("infer-sbp: ") and piece.expects_error:
+            return Outcome(piece, "expected-error", mine)  # imported; planning fails as the test expects
         return Outcome(piece, "refused", mine + (" (MLIR's propagation fails too)" if rc != 0 else ""))
     if rc != 0:
-        return Outcome(piece, "mlir-refused", "MLIR's propagation fails: " + _first_error(err))
+        return Outcome(piece, "mlir-fails", "MLIR's propagation fails: " + _first_error(err))
     theirs = planned_values(propagated, grids, tmp)
     if isinstance(theirs, str):
         return Outcome(piece, "differ-invalid", "MLIR's plan does not import: " + theirs)
     differ = [(name, theirs.sbps.get(name, "?"), sbp) for name, sbp in mine.sbps.items()
               if theirs.sbps.get(name) != sbp]
-    if not differ:
-        return Outcome(piece, "agree")
     if not check:
-        return Outcome(piece, "differ", values=differ)
-    for who, plan in (("sbpc", mine), ("MLIR", theirs)):
+        return Outcome(piece, "differ" if differ else "agree", values=differ)
+    for who, plan in (("sbpc", mine), ("MLIR", theirs)) if differ else (("sbpc", mine),):
         problem = run_check(plan, tmp)
         if problem is not None:
-            return Outcome(piece, "differ-invalid", f"{who}'s plan fails sbp-run --check: {problem}", differ)
-    return Outcome(piece, "differ-valid", values=differ)
+            return Outcome(piece, "invalid", f"{who}'s plan fails sbp-run --check: {problem}", differ)
+    return Outcome(piece, "differ-valid" if differ else "agree", values=differ)
+
+
+IMPORTED = ("agree", "differ-valid", "invalid", "differ", "expected-error", "mlir-fails")
+
+
+def counts(outcomes: list[Outcome]) -> Counter[str]:
+    """functions, imported and each status of `outcomes`."""
+    found = Counter(o.status for o in outcomes)
+    found["functions"] = len(outcomes)
+    found["imported"] = sum(found[s] for s in IMPORTED)
+    return found
 
 
 def table(outcomes: list[Outcome]) -> str:
+    """The README's table: per file, functions, imported, agree, differ-valid, expected errors, and
+    the refusals with their reasons (anything else, e.g. an invalid plan, under notes)."""
     files: dict[str, list[Outcome]] = {}
     for o in outcomes:
         files.setdefault(o.piece.file, []).append(o)
-    lines = ["| file | functions | imported | agree | differ-valid | refused (reasons) |",
-             "|---|---:|---:|---:|---:|---|"]
-    total = Counter[str]()
-    for file, group in files.items():
-        counts = Counter(o.status for o in group)
-        imported = len(group) - counts["refused"] - counts["mlir-refused"]
-        reasons = Counter(_reason(o.reason) for o in group if o.status in ("refused", "mlir-refused"))
-        said = "; ".join(f"{r} ({n})" if n > 1 else r for r, n in reasons.items()) or "—"
-        if counts["differ-invalid"]:
-            said += f"; INVALID: {counts['differ-invalid']}"
-        lines.append(f"| {file.removesuffix('.mlir')} | {len(group)} | {imported} | {counts['agree']} | "
-                     f"{counts['differ-valid']} | {said} |")
-        total.update({"functions": len(group), "imported": imported, "agree": counts["agree"],
-                      "differ-valid": counts["differ-valid"]})
-    lines.append(f"| **all** | {total['functions']} | {total['imported']} | {total['agree']} | "
-                 f"{total['differ-valid']} | |")
+    lines = ["| file | functions | imported | agree | differ-valid | expected error | refused (reasons) |",
+             "|---|---:|---:|---:|---:|---:|---|"]
+    for file, group in [*files.items(), ("**all**", outcomes)]:
+        c = counts(group)
+        reasons = Counter(_reason(o.reason) for o in group if o.status == "refused")
+        said = "; ".join(f"{r} ({n})" if n > 1 else r for r, n in reasons.items()) if file != "**all**" else ""
+        notes = [f"{s}: {c[s]}" for s in ("invalid", "differ", "mlir-fails") if c[s]]
+        said = "; ".join(x for x in (said, *notes) if x) or ("—" if file != "**all**" else f"{c['refused']}")
+        lines.append(f"| {file.removesuffix('.mlir')} | {c['functions']} | {c['imported']} | {c['agree']} | "
+                     f"{c['differ-valid']} | {c['expected-error']} | {said} |")
     return "\n".join(lines)
 
 

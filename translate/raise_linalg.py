@@ -29,6 +29,7 @@ from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 from xdsl.ir.affine import AffineConstantExpr, AffineDimExpr, AffineMap
 
 from sbpc.dialects import sbp_ops as ops
+from sbpc.dialects import sbp_ops_nn as nn
 from sbpc.dialects.errors import OpError
 from sbpc.dialects.sbp import ReduceKind
 from sbpc.translate.linalg_bodies import Body, identity, scalar_body
@@ -41,6 +42,7 @@ SENTINEL = 7  # the scalar of a reference scalar-op body: no other constant of t
 ELEMENTWISE: tuple[type[Operation], ...] = (
     ops.AddOp, ops.SubOp, ops.MulOp, ops.DivOp, ops.MaximumOp, ops.MinimumOp, ops.FmodOp,
     ops.FmodScalarOp, ops.AddScalarOp, ops.MulScalarOp, ops.ReluOp, ops.NegOp, ops.ExpOp, ops.GeluOp, ops.CastOp,
+    nn.SigmoidOp, nn.TanhOp, nn.SiluOp,
 )
 _BINARY = (ops.AddOp, ops.SubOp, ops.MulOp, ops.DivOp, ops.MaximumOp, ops.MinimumOp, ops.FmodOp)
 _SCALAR_PROP = {ops.FmodScalarOp: "other", ops.AddScalarOp: "scalar", ops.MulScalarOp: "scalar"}
@@ -54,7 +56,8 @@ _NAMED_ELEMENTWISE = {"linalg.add": ops.AddOp, "linalg.sub": ops.SubOp, "linalg.
 # tosa op -> (sbp op, number of leading data operands; the rest are shifts / zero points / shapes)
 _TOSA = {"tosa.add": (ops.AddOp, 2), "tosa.sub": (ops.SubOp, 2), "tosa.mul": (ops.MulOp, 2),
          "tosa.maximum": (ops.MaximumOp, 2), "tosa.minimum": (ops.MinimumOp, 2), "tosa.exp": (ops.ExpOp, 1),
-         "tosa.negate": (ops.NegOp, 1), "tosa.cast": (ops.CastOp, 1), "tosa.matmul": (ops.MatmulOp, 2),
+         "tosa.negate": (ops.NegOp, 1), "tosa.sigmoid": (nn.SigmoidOp, 1), "tosa.tanh": (nn.TanhOp, 1),
+         "tosa.cast": (ops.CastOp, 1), "tosa.matmul": (ops.MatmulOp, 2),
          "tosa.transpose": (ops.TransposeOp, 1), "tosa.reshape": (ops.ReshapeOp, 1),
          "tosa.reduce_sum": (ops.ReduceSumOp, 1), "tosa.reduce_max": (ops.ReduceMaxOp, 1),
          "tosa.reduce_min": (ops.ReduceMinOp, 1)}

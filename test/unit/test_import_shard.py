@@ -59,20 +59,46 @@ def _programs() -> list[tuple[str, str]]:
     return found
 
 
-def test_round_trip_gives_back_the_same_sbps(tmp_path: Path) -> None:
+NO_IMPORT_FORM = ("softmax", "rms_norm", "embedding", "cross_entropy", "concat", "slice", "where", "broadcast_to",
+                  "dropout")
+"""The SPEC §7 ops whose `--emit-mlir` forms (translate/to_upstream_nn.py) --import-shard does not read
+back yet: a program using one is a located refusal naming the upstream op."""
+
+
+def _round_trip(programs: list[tuple[str, str]], tmp_path: Path) -> list[str]:
+    """Each program that exports (`--emit-mlir=global`) imports back with the SBPs sbpc chose (or,
+    using an op of NO_IMPORT_FORM, is a located refusal); the names of those checked."""
     src, exported, imported = tmp_path / "in.mlir", tmp_path / "g.mlir", tmp_path / "i.mlir"
     checked: list[str] = []
-    for name, text in _programs():
+    for name, text in programs:
         src.write_text(text)
         if _run(main, [str(src), "--emit-mlir=global", "-o", str(exported)])[0] != 0:
             continue  # not an sbp program that infers (dialect tests of invalid IR, ...)
         rc, _, err = _run(main, ["--import-shard", str(exported), "-o", str(imported)])
+        if rc != 0 and re.search(rf"= sbp\.(?:{'|'.join(NO_IMPORT_FORM)}) ", text):
+            assert re.match(r".*g\.mlir:\d+:\d+: error: .* has no sbp form", err), f"{name}: {err}"
+            continue
         assert rc == 0, f"{name}: {err}"
         assert _inferred(src) == _inferred(imported), name
         checked.append(name)
+    return checked
+
+
+FAST = ("examples/mlp_tp.mlir#0", "examples/transformer_block.mlir#0", "test/tools/sbp-run/layer_norm_gelu.mlir#0")
+
+
+def test_round_trip_gives_back_the_same_sbps_fast(tmp_path: Path) -> None:
+    """The round trip on three programs (an MLP's partial, a transformer block, a layer_norm)."""
+    assert _round_trip([p for p in _programs() if p[0] in FAST], tmp_path) == list(FAST)
+
+
+@pytest.mark.exhaustive
+def test_round_trip_gives_back_the_same_sbps(tmp_path: Path) -> None:
+    """The round trip on every example and lit-suite program that exports (~15 s)."""
+    checked = _round_trip(_programs(), tmp_path)
     assert {f"examples/{n}.mlir#0" for n in ("mlp_tp", "seed", "transformer_block", "fmod")} <= set(checked)
     assert len(checked) >= 20 + 4, checked
-    assert "test/tools/sbp-run/layer_norm_gelu.mlir#0" in checked
+    assert set(FAST) <= set(checked)
 
 
 def test_mlp_round_trip_text(tmp_path: Path) -> None:

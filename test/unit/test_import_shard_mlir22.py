@@ -133,10 +133,28 @@ func.func @main(%x: tensor<4x2xi8>) -> tensor<4x2xi8> {
 """
 
 
+SIGMOID_TANH = """shard.grid @g(shape = 2)
+func.func @main(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %s = shard.sharding @g split_axes = [[], [0]] : !shard.sharding
+  %xs = shard.shard %x to %s annotate_for_users : tensor<4x8xf32>
+  %a = "tosa.sigmoid"(%xs) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %b = "tosa.tanh"(%a) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %b : tensor<4x8xf32>
+}
+"""
+
+
 def test_tosa_abs_is_maximum_of_neg(tmp_path: Path) -> None:
     """tosa.abs = maximum(neg(x), x), exact (i8's -128 wraps to itself in both)."""
     out = _import(ABS, tmp_path)
     assert re.findall(r"= (sbp\.\w+)", out) == ["sbp.neg", "sbp.maximum"]
+    _checked(tmp_path)
+
+
+def test_tosa_sigmoid_and_tanh(tmp_path: Path) -> None:
+    out = _import(SIGMOID_TANH, tmp_path)
+    assert re.findall(r"= (sbp\.\w+)", out) == ["sbp.sigmoid", "sbp.tanh"]
+    assert "sbp.sigmoid %x {sbp.hint = #sbp.sig<[S(1)] -> ?>}" in out
     _checked(tmp_path)
 
 
