@@ -5,8 +5,8 @@ flags, a broadcast's is a reduce_sum, mul/div/exp's are mul/div, reshape/transpo
 reshape/transpose); the ops here are the ones that are not: the masks and slopes of relu and gelu,
 layer_norm's input and gamma gradients, the broadcast back of a reduce_sum, the loss seed, and the
 SGD and AdamW parameter updates. Every op has one result, so that the simulator, the torch ranks, the
-error bounds and the export treat it as any other op; AdamW's moments are forward ops
-(`m' = β1·m + (1-β1)·g`, `v' = β2·v + (1-β2)·g²`) and `sbp.adamw_update(w, m', v')` is the update.
+error bounds and the export treat it as any other op; AdamW is `sbp.adam_moment1(m, g)`,
+`sbp.adam_moment2(v, g)` and `sbp.adamw_update(w, m', v')`.
 SBP rules are `dialects/signatures_grad.py`'s, FLOP counts `dialects/flops.py`'s.
 """
 
@@ -198,6 +198,43 @@ class SgdUpdateOp(_SameShapeOp):
         return _float_prop(self, "lr", 0.0), _float_prop(self, "weight_decay", 0.0)
 
 
+class _MomentOp(_SameShapeOp, abc.ABC):
+    """A moment update of AdamW `(state, g) -> state'`, elementwise with state and g of one SBP: a partial
+    gradient is boxed first (all-reduce, or reduce-scatter for a sharded state, as ZeRO), since the
+    update amplifies the rounding of partial pieces where a gradient is 0 (`m'/√v'` jumps by ±1)."""
+
+    state = operand_def(TensorT)
+    g = operand_def(TensorT)
+    beta = prop_def(FloatAttr)
+    result = result_def(TensorT)
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$state `,` $g attr-dict `:` type($state) `,` type($g) `->` type($result)"
+
+    def get_beta(self) -> float:
+        return float(self.beta.value.data)
+
+    def verify_semantics(self) -> None:
+        super().verify_semantics()
+        if not 0 <= self.get_beta() < 1:
+            raise self.fail(f"beta must lie in [0, 1), got {self.get_beta():g}")
+
+
+@irdl_op_definition
+class AdamMoment1Op(_MomentOp):
+    """AdamW's first moment `m + (1-β)·(g - m)` (torch's `exp_avg.lerp_(grad, 1 - beta1)`)."""
+
+    name = "sbp.adam_moment1"
+    traits = traits_def(Pure(), ElementwiseGradRule(), PerElement(3.0))
+
+
+@irdl_op_definition
+class AdamMoment2Op(_MomentOp):
+    """AdamW's second moment `β·v + (1-β)·g·g` (torch's `exp_avg_sq.mul_(beta2).addcmul_(grad, grad, 1 - beta2)`)."""
+
+    name = "sbp.adam_moment2"
+    traits = traits_def(Pure(), ElementwiseGradRule(), PerElement(4.0))
+
+
 ADAMW_DEFAULTS = {"beta1": 0.9, "beta2": 0.999, "eps": 1e-8, "weight_decay": 0.01}
 """torch.optim.AdamW's defaults."""
 
@@ -242,5 +279,5 @@ class AdamwUpdateOp(_SameShapeOp):
 
 
 GRAD_OPS = [ReluGradOp, GeluGradOp, LayerNormGradOp, LayerNormGradGammaOp, ReduceSumGradOp, OnesLikeOp,
-            SgdUpdateOp, AdamwUpdateOp]
+            SgdUpdateOp, AdamMoment1Op, AdamMoment2Op, AdamwUpdateOp]
 """The ops of this module, for the dialect's op list."""

@@ -72,7 +72,7 @@ class AutodiffPass(ModulePass):
     eps: float = 1e-8
     weight_decay: float = 0.0
     step: int = 1
-    params: str | None = None
+    params: tuple[int | str, ...] | None = None
 
     def __post_init__(self) -> None:
         if not (0 <= self.beta1 < 1 and 0 <= self.beta2 < 1):
@@ -118,8 +118,8 @@ class AutodiffPass(ModulePass):
                 results.append(w)
                 state_results += [m, v]
                 continue
-            m_new = builder.add(builder.scale(m, self.beta1), builder.scale(grad, 1.0 - self.beta1))
-            v_new = builder.add(builder.scale(v, self.beta2), builder.scale(builder.mul(grad, grad), 1.0 - self.beta2))
+            m_new = builder.like(g.AdamMoment1Op, [m, grad], None, {"beta": FloatAttr(self.beta1, f64)})
+            v_new = builder.like(g.AdamMoment2Op, [v, grad], None, {"beta": FloatAttr(self.beta2, f64)})
             results.append(builder.like(g.AdamwUpdateOp, [w, m_new, v_new], None, self._props()))
             state_results += [m_new, v_new]
         results += state_results
@@ -151,10 +151,11 @@ class AutodiffPass(ModulePass):
             return [i for i, a in enumerate(args) if i > 0 and _is_float(a)]
         found: list[int] = []
         names = {a.name_hint: i for i, a in enumerate(args) if a.name_hint}
-        for item in (p.strip() for p in self.params.split(",")):
-            index = int(item) if item.isdigit() else names.get(item)
-            if index is None or index >= len(args):
-                raise OpError(fn, f"autodiff: params={self.params}: @{fn.sym_name.data} has no argument '{item}' "
+        listed = ",".join(str(p) for p in self.params)
+        for item in self.params:
+            index = item if isinstance(item, int) else names.get(item)
+            if index is None or not 0 <= index < len(args):
+                raise OpError(fn, f"autodiff: params={listed}: @{fn.sym_name.data} has no argument '{item}' "
                                   f"(it has {len(args)}: {', '.join(_name(a, i) for i, a in enumerate(args))})")
             if not _is_float(args[index]):
                 raise ArgumentError(fn, index, f"autodiff: parameter {_name(args[index], index)} is not a float tensor")

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from xdsl.dialects.builtin import DenseArrayBase, FloatAttr, UnitAttr, f64, i64
+from xdsl.dialects.builtin import DenseArrayBase, UnitAttr, i64
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
@@ -73,9 +73,6 @@ class GradBuilder:
 
     def neg(self, a: SSAValue) -> SSAValue:
         return self.like(ops.NegOp, [a])
-
-    def scale(self, a: SSAValue, factor: float) -> SSAValue:
-        return self.like(ops.MulScalarOp, [a], None, {"scalar": FloatAttr(factor, f64)})
 
     def reduce_sum(self, a: SSAValue, axes: Sequence[int], keepdims: bool) -> SSAValue:
         shape = tensor_type(a).get_shape()

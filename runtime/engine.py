@@ -330,6 +330,10 @@ class RunResult:
     fmod_deviation: FmodDeviation | None = None
     tolerances: list[str] = field(default_factory=list)
     """Once checked, per result the tolerance it was judged with (`result 0: exact`, `result 1: bound 2e-06`)."""
+    losses: list[float] = field(default_factory=list)
+    """A training step run `steps` times (`run_steps`): the loss of each step."""
+    parameters: dict[str, np.ndarray] = field(default_factory=dict)
+    """... and each parameter's global value after the last step, by name."""
 
     @property
     def ok(self) -> bool:
@@ -387,6 +391,45 @@ def run(ctx: Context, module: ModuleOp, located: Located, inputs: Sequence[np.nd
     results, failures = reassemble(ranks.outputs, res_dists)
     return RunResult(entry, list(inputs), results, ranks.collectives, ranks.bytes_sent, model, ranks.log, compiled,
                      res_dists, ranks.tolerant, mismatches=failures)
+
+
+def run_steps(ctx: Context, module: ModuleOp, located: Located, inputs: Sequence[np.ndarray], pipeline: PassPipeline,
+              rng: np.random.Generator, steps: int, entry: str = "main", kernels: LocalKernels | None = None,
+              backend: Backend = Backend(), checked: bool = False) -> RunResult:
+    """Run the training step `@entry` (a program of the `autodiff` pass) `steps` times, each step's
+    updated parameters and optimizer state the next one's (AdamW's step count advancing), and, if
+    `checked`, check every step as `check` does (against the float64 reference and eager torch). The
+    last step's result, with `losses` and `parameters` filled in; a step whose check fails ends the run."""
+    spec = train_step.step_spec(module, entry)
+    if spec is None:
+        raise Failure(f"error: --steps runs a training step, and @{entry} is none (no sbp.train_step: make it "
+                      "with sbp-opt -p 'autodiff{...}')")
+    if steps < 1:
+        raise Failure(f"error: --steps must be at least 1, got {steps}")
+    if backend.join_torchrun and steps > 1 and os.environ.get("RANK") is not None:
+        raise Failure("error: --steps N > 1 runs ranks forked by sbp-run, not under torchrun")
+    current = list(inputs)
+    losses: list[float] = []
+    result: RunResult | None = None
+    try:
+        for k in range(steps):
+            train_step.set_step_count(module, entry, spec.step + k)
+            result = run(ctx, module, located, current, pipeline, rng, entry, kernels, backend)
+            assert result is not None
+            if checked:
+                check(result, module, located, kernels)
+            if not result.ok:
+                break
+            loss = result.outputs[0]
+            losses.append(float(np.asarray(loss).reshape(-1)[0]) if loss is not None else math.nan)
+            current = train_step.carried(spec, current, result.outputs)  # type: ignore[arg-type]
+    finally:
+        train_step.set_step_count(module, entry, spec.step)
+    assert result is not None
+    result.losses = losses
+    if result.ok:
+        result.parameters = {name: current[i] for name, i in zip(spec.names, spec.params, strict=True)}
+    return result
 
 
 def _run_torch(compiled: ModuleOp, entry: str, shards: Sequence[dict], kernels: LocalKernels, backend: Backend,

@@ -8,7 +8,8 @@ the first-order forward analysis of `runtime/error_bounds.py` (which calls these
 * layer_norm_grad / layer_norm_grad_gamma: each row's σ moves by at most twice the row's largest input
   bound (centring at most doubles it, the rms is 1-Lipschitz), x̂ and 1/σ by that relative amount, and
   the result is linear in dy with a row operator of norm ≤ (2 + |x̂|)·max|gamma|/σ;
-* sgd_update is linear: `|1 - lr·wd|·err(w) + lr·err(g)` plus its roundings;
+* sgd_update is linear: `|1 - lr·wd|·err(w) + lr·err(g)` plus its roundings; AdamW's moments are
+  linear in the state, the second quadratic in g (`2|g|e + e²`);
 * adamw_update: √v moves by min(e/(2√v), √e) for a bound e of v, the quotient m/denom accordingly,
   plus a few roundings of the terms (which may cancel).
 """
@@ -132,6 +133,23 @@ def _sgd_update(op: Operation, xs: list[Bounded], ctx: BoundContext) -> Bounded:
     return linear(op, ref, err, mag, None, 3, w.dtype, ctx)
 
 
+def _moment(op: Operation, xs: list[Bounded], ctx: BoundContext) -> Bounded:
+    """β·s + (1-β)·g (first moment) or β·s + (1-β)·g² (second): linear in the state, g's bound scaled."""
+    assert isinstance(op, g.AdamMoment1Op | g.AdamMoment2Op)
+    state, grad = xs
+    beta = op.get_beta()
+    if isinstance(op, g.AdamMoment1Op):
+        term, term_err, term_mag = grad.ref, grad.err, grad.mag
+    else:
+        term = grad.ref * grad.ref
+        term_err = 2.0 * absolute(grad.ref) * grad.err + grad.err * grad.err
+        term_mag = absolute(grad.ref) * absolute(grad.ref) + term_err
+    ref = beta * state.ref + (1.0 - beta) * term
+    err = beta * state.err + (1.0 - beta) * term_err
+    mag = beta * state.mag + (1.0 - beta) * term_mag + absolute(state.ref) + absolute(term)
+    return linear(op, ref, err, mag, None, 4, state.dtype, ctx)
+
+
 def _adamw_update(op: Operation, xs: list[Bounded], ctx: BoundContext) -> Bounded:
     assert isinstance(op, g.AdamwUpdateOp)
     w, m, v = xs
@@ -159,6 +177,8 @@ GRAD_BOUNDS: dict[type[Operation], Callable[[Operation, list[Bounded], BoundCont
     g.LayerNormGradOp: _layer_norm_grad,
     g.LayerNormGradGammaOp: _layer_norm_grad_gamma,
     g.SgdUpdateOp: _sgd_update,
+    g.AdamMoment1Op: _moment,
+    g.AdamMoment2Op: _moment,
     g.AdamwUpdateOp: _adamw_update,
 }
 """Backward/optimizer op class -> its bound rule (read by `error_bounds.apply`)."""

@@ -207,6 +207,48 @@ class SgdUpdate(OpImpl):
         return T.in_f32(step, *operands)
 
 
+@impl(g.AdamMoment1Op)
+class AdamMoment1(OpImpl):
+    """torch's `lerp(m, g, w)` with `w = 1 - β` (< 0.5: `m + w·(g - m)`, else `g - (g - m)·(1 - w)`)."""
+
+    def numpy(self, op: Operation, operands: list[np.ndarray]) -> np.ndarray:
+        assert isinstance(op, g.AdamMoment1Op)
+        m, grad = (wide(v) for v in operands)
+        t = m.dtype.type
+        weight = 1.0 - op.get_beta()
+        if weight < 0.5:
+            out = m + t(weight) * (grad - m)
+        else:
+            out = grad - (grad - m) * t(1.0 - weight)
+        return same_dtype(out, operands[0].dtype)
+
+    def torch(self, op: Operation, operands: list[torch.Tensor]) -> torch.Tensor:
+        from sbpc.runtime import ops_torch as T
+
+        assert isinstance(op, g.AdamMoment1Op)
+        weight = 1.0 - op.get_beta()
+        return T.in_f32(lambda m, grad: m.lerp(grad, weight), *operands)
+
+
+@impl(g.AdamMoment2Op)
+class AdamMoment2(OpImpl):
+    """torch's `v.mul(β).addcmul(g, g, value=1 - β)`: `v·β + ((1-β)·g)·g`."""
+
+    def numpy(self, op: Operation, operands: list[np.ndarray]) -> np.ndarray:
+        assert isinstance(op, g.AdamMoment2Op)
+        v, grad = (wide(x) for x in operands)
+        t = v.dtype.type
+        beta = op.get_beta()
+        return same_dtype(v * t(beta) + t(1.0 - beta) * grad * grad, operands[0].dtype)
+
+    def torch(self, op: Operation, operands: list[torch.Tensor]) -> torch.Tensor:
+        from sbpc.runtime import ops_torch as T
+
+        assert isinstance(op, g.AdamMoment2Op)
+        beta = op.get_beta()
+        return T.in_f32(lambda v, grad: v.mul(beta).addcmul(grad, grad, value=1.0 - beta), *operands)
+
+
 @impl(g.AdamwUpdateOp)
 class AdamwUpdate(OpImpl):
     """torch.optim.AdamW's update from the new moments: `w·decay - step_size · m / (√v / √bc2 + eps)`."""

@@ -109,6 +109,9 @@ def build_arg_parser() -> argparse.ArgumentParser:
                         help="--backend torch: seconds without progress on any rank before the run fails (default 60)")
     parser.add_argument("--repeat", type=_positive(int), default=1, metavar="N",
                         help="--backend torch: run the program N times and report median times (default 1)")
+    parser.add_argument("--steps", type=_positive(int), default=None, metavar="N",
+                        help="run a training step (made by the autodiff pass) N times, carrying the parameters and "
+                        "optimizer state; prints each step's loss (with --check, checks every step)")
     parser.add_argument("--progress", action="store_true",
                         help="show each pass and the run on stderr as they start and end (by default only "
                         "steps that take over 2 s, and only when stderr is a terminal)")
@@ -227,7 +230,11 @@ def run(args: argparse.Namespace) -> int:
     try:
         ranks = _ranks(module)
         with progress.step(f"running @{args.entry} on {ranks} rank{'' if ranks == 1 else 's'} ({args.backend})"):
-            result = engine.run(ctx, module, located, inputs, pipeline, rng, args.entry, kernels, backend)
+            if args.steps is not None:
+                result = engine.run_steps(ctx, module, located, inputs, pipeline, rng, args.steps, args.entry, kernels,
+                                          backend, checked=args.check)
+            else:
+                result = engine.run(ctx, module, located, inputs, pipeline, rng, args.entry, kernels, backend)
     except TorchMissing as missing:
         raise Failure(f"error: --backend torch needs {missing}") from None
     finally:
@@ -236,13 +243,16 @@ def run(args: argparse.Namespace) -> int:
         return 0
     for line in result.log:
         print(line)
+    for k, loss in enumerate(result.losses, start=1):
+        print(f"step {k}: loss {loss:.9g}")
     if args.save_outputs is not None:
         _save(args.save_outputs, result.outputs)
     if not args.check:
         for message in result.mismatches:
             print(f"error: {message}", file=sys.stderr)
         return 1 if result.mismatches else 0
-    engine.check(result, module, located, kernels)
+    if args.steps is None:
+        engine.check(result, module, located, kernels)
     if result.fmod_deviation is not None and result.fmod_deviation.elements:
         print(result.fmod_deviation.line(located.where))
     if result.mismatches:

@@ -1,7 +1,7 @@
 """`--emit-mlir` forms of the backward and optimizer ops of SPEC §8 (`dialects/sbp_ops_grad.py`), as
 `linalg.generic` loops of `arith`/`math` bodies (f16/bf16 in f32, as `runtime/ops_grad.py` computes):
 
-* relu_grad, gelu_grad, ones_like, sgd_update, adamw_update: one parallel loop of their scalar formula;
+* relu_grad, gelu_grad, ones_like, sgd_update, the AdamW moments and update: one parallel loop of their scalar formula;
 * reduce_sum_grad: a parallel loop over the result reading dy without the reduced dims;
 * layer_norm_grad / layer_norm_grad_gamma: row sums of x and of the centred squares (σ), of dy·gamma and
   dy·gamma·(x - mean), then a parallel loop (dx), or a reduction over the rows (dgamma).
@@ -80,6 +80,21 @@ def _sgd(op: g.SgdUpdateOp) -> Callable[[Body, Sequence[SSAValue], Attribute], S
         w, grad = a
         d = b.op("arith.addf", [grad, b.op("arith.mulf", [_const(b, wd, t), w], t)], t) if wd else grad
         return b.op("arith.addf", [w, b.op("arith.mulf", [_const(b, -lr, t), d], t)], t)
+
+    return formula
+
+
+def _moment(op: g.AdamMoment1Op | g.AdamMoment2Op) -> Callable[[Body, Sequence[SSAValue], Attribute], SSAValue]:
+    beta = op.get_beta()
+    first = isinstance(op, g.AdamMoment1Op)
+
+    def formula(b: Body, a: Sequence[SSAValue], t: Attribute) -> SSAValue:
+        s, grad = a
+        if first:  # s + (1-β)·(g - s)
+            diff = b.op("arith.subf", [grad, s], t)
+            return b.op("arith.addf", [s, b.op("arith.mulf", [_const(b, 1.0 - beta, t), diff], t)], t)
+        square = b.op("arith.mulf", [b.op("arith.mulf", [_const(b, 1.0 - beta, t), grad], t), grad], t)
+        return b.op("arith.addf", [b.op("arith.mulf", [s, _const(b, beta, t)], t), square], t)
 
     return formula
 
@@ -232,6 +247,8 @@ GRAD_LOWERINGS: dict[type[Operation], Callable[[Any, Any, list[SSAValue]], SSAVa
     g.GeluGradOp: _elementwise(lambda op: _gelu_grad),
     g.OnesLikeOp: _elementwise(lambda op: lambda b, a, t: _const(b, 1.0, t)),
     g.SgdUpdateOp: _elementwise(_sgd),
+    g.AdamMoment1Op: _elementwise(_moment),
+    g.AdamMoment2Op: _elementwise(_moment),
     g.AdamwUpdateOp: _elementwise(_adamw),
     g.ReduceSumGradOp: reduce_sum_grad,
     g.LayerNormGradOp: layer_norm_grad,
