@@ -2,21 +2,28 @@
 
 The inverse of `--emit-mlir=global` (translate/to_upstream_global.py), and the way in for a user's own
 MLIR program: `shard.grid` becomes an `sbp.placement` (device type and ranks from sbpc's discardable
-attributes when present, else "npu" and 0..n-1); `shard.sharding` split_axes become ND-SBPs
+attributes when present, else "npu" and 0..n-1; a `?` axis sized by `--grid NAME=SHAPE`, else a
+located error where the grid is used); `shard.sharding` split_axes become ND-SBPs
 (reference/wave2.md §2: tensor dim i split by grid axes [a, b] is S(i) on a and b; a grid axis in
 no list is B; a partial, which MLIR 22 cannot write, is read from `--emit-mlir=global`'s `sbp.pending`).
 
-* `shard.shard %v` (not for users) on a function argument gives the argument's SBP (an argument
-  without one is replicated, as MLIR's partition treats it); any later one with another SBP is an
+* `shard.shard %v` (not for users) on a function argument gives the argument's SBP. An argument
+  without one is replicated, as MLIR's partition reads it, or, with `free_args` (`--free-args`),
+  has no SBP for `infer-sbp{rule=global}` to decide (SPEC §2.5). Any later one with another SBP is an
   `sbp.to_global`. On an op result it is, as in MLIR, a requirement on the value, not on the op:
   the op's result is left to inference (it produces what its operands imply, e.g. the partial sum
   of a k-split matmul) and an `sbp.to_global` to the annotated SBP follows, which later users read.
 * `shard.shard %v annotate_for_users` is the SBP its users see: an op's `sbp.hint` input entry; for
   `func.return`, an `sbp.to_global` to that SBP before the return (the function result carries it).
-* compute ops are recognised by translate/raise_linalg.py.
+* an annotation of an init tensor (`tensor.empty`, `linalg.fill`, a constant: never data in sbp) is
+  the sharding of the result of the linalg op it is the `outs` of (MLIR: a DPS result has its
+  init's sharding): a requirement after that op when its result has no annotation of its own.
+* compute ops are recognised by translate/raise_linalg.py (a matmul or reduction into data is the op
+  and then the combining op with that data).
 
 What has no sbp form is a located error at the op: halo sizes, offsets other than the balanced
-split, a grid axis list not in ascending (major-first = sbp's mesh-axis order) order, unknown ops.
+split, a grid axis list not in ascending (major-first = sbp's mesh-axis order) order, dynamic dims,
+element types sbp tensors cannot hold (`index`), constants used as data, unknown ops.
 """
 
 from __future__ import annotations
