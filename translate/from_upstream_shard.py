@@ -114,7 +114,6 @@ class Grid:
 
     def __init__(self, op: GridOp, sizes: dict[str, tuple[int, ...]]):
         verified(op)
-        self.op = op
         self.name = op.sym_name.data
         declared = tuple(int(n) for n in op.shape.get_values())
         where = f"shard.grid @{self.name}"

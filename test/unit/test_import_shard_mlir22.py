@@ -199,12 +199,13 @@ func.func @main(%x: tensor<8x6xi1>) -> tensor<8x6xi1> {
 """
 
 
-def test_grid_option_sizes_a_dynamic_grid(tmp_path: Path) -> None:
+@pytest.mark.parametrize("elt", ["i1", "ui8"])
+def test_grid_option_sizes_a_dynamic_grid(elt: str, tmp_path: Path) -> None:
     """`--grid g=4x2` sizes the `?` axis (the static one must match); without it, the use of the
-    grid is a located error naming the option. The program (i1, resharded) runs."""
-    out = _import(GRID, tmp_path, "--grid", "g=4x2")
+    grid is a located error naming the option. The program (i1 / ui8, resharded) runs."""
+    out = _import(GRID.replace("xi1>", f"x{elt}>"), tmp_path, "--grid", "g=4x2")
     assert 'sbp.placement @g "npu" [[0, 1], [2, 3], [4, 5], [6, 7]]' in out
-    assert "-> !sbp.tensor<8x6xi1, @g, [B, S(0)]>" in out  # dim 0 split on grid axis 1
+    assert f"-> !sbp.tensor<8x6x{elt}, @g, [B, S(0)]>" in out  # dim 0 split on grid axis 1
     _checked(tmp_path)
     _refused(GRID, tmp_path, 3, "grid @g has shape ?x2, sized only at run time; an sbp placement lists its devices: "
              "give the size with `--grid g=Nx2`")
