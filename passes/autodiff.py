@@ -26,7 +26,7 @@ its hyper-parameters, the parameters' argument indices and names, the state argu
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from xdsl.context import Context
@@ -60,7 +60,7 @@ TRAIN_STEP = "sbp.train_step"
 
 @dataclass(frozen=True)
 class AutodiffPass(ModulePass):
-    """Reverse-mode differentiation and one optimizer step (see the module docstring)."""
+    """Differentiate the forward program into one SGD or AdamW training step (SPEC §8; module docstring)."""
 
     name = "autodiff"
 
@@ -72,7 +72,8 @@ class AutodiffPass(ModulePass):
     eps: float = 1e-8
     weight_decay: float = 0.0
     step: int = 1
-    params: tuple[int | str, ...] | None = None
+    params: tuple[int | str, ...] | None = field(
+        default=None, metadata={"kind": "INDEX|NAME,... (default: every float argument but the first)"})
 
     def __post_init__(self) -> None:
         if not (0 <= self.beta1 < 1 and 0 <= self.beta2 < 1):

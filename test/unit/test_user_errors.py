@@ -344,7 +344,8 @@ def test_list_passes_names_every_pass_option_and_value() -> None:
     assert result.code == 0, result.output
     lines = result.stdout.splitlines()
     names = [line.split(":")[0] for line in lines if not line.startswith(" ")]
-    assert names == ["infer-sbp", "materialize-boxing", "lower-boxing", "spmdize", "report", "lower-to-ascendc"]
+    assert names == ["autodiff", "infer-sbp", "materialize-boxing", "lower-boxing", "spmdize", "report",
+                     "lower-to-ascendc"]
     assert "    rule=oneflow | cost | global (default oneflow)" in lines
     assert "    mem=BYTES (rule=global only; e.g. 64MiB, 2GiB) (optional)" in lines
     assert "    planner=optimal | oneflow (default optimal)" in lines

@@ -8,7 +8,7 @@
 
 sbp.placement @p "cpu" [0, 1]
 
-// CHECK: {{^}}error: unknown pass 'no-such-pass' (registered passes: infer-sbp, materialize-boxing, lower-boxing, spmdize, report, lower-to-ascendc){{$}}
+// CHECK: {{^}}error: unknown pass 'no-such-pass' (registered passes: autodiff, infer-sbp, materialize-boxing, lower-boxing, spmdize, report, lower-to-ascendc){{$}}
 // CHECK-NOT: internal error
 // CHECK-NOT: Traceback
 
