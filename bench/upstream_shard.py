@@ -14,12 +14,14 @@ tosa only so), then:
   MLIR's partition also derives, e.g. the partial sum of a k-split matmul before its reduction).
 
 Per value (every argument and every op result that is a tensor): MLIR's sharding is its plain
-`shard.shard` annotation in the propagated output (an argument without one is replicated, as MLIR's
-partition reads it); sbpc's is the SBP of the value standing for it after inference (for an
-annotated value, the value after that annotation's conversion). A function agrees when every value
-does; otherwise it differs-but-valid when both plans pass `sbp-run --check` (execution on the
-simulator against the single-device reference, SPEC §4.3). sbpc's plan is run so in every case: an
-agreeing one must pass too (`invalid` otherwise).
+`shard.shard` annotation in the propagated output (for an argument, the shard op using it, plain or
+for users, as MLIR's partition types it; replicated without one); sbpc's is the SBP of the value
+standing for it after inference (for an annotated value, the value after that annotation's
+conversion). Both are read through `--import-shard`, so they are compared in one vocabulary. Each
+function is also imported with `--free-args` and planned by `rule=global` (the free column).
+A function agrees when every value does; otherwise it differs-but-valid when both plans pass
+`sbp-run --check` (execution on the simulator against the single-device reference, SPEC §4.3).
+sbpc's plan is run so in every case: an agreeing one must pass too (`invalid` otherwise).
 
 `python bench/upstream_shard.py` prints the table (per file: functions, imported, agree,
 differ-valid, refused with reasons) and one line per function with `-v`.
@@ -66,6 +68,8 @@ class Outcome:
     status: str  # one of IMPORTED, or refused
     reason: str = ""
     values: list[tuple[str, str, str]] = field(default_factory=list)  # (value, MLIR, sbpc) where they differ
+    free_agree: bool = False
+    """Imported with `--free-args` and planned by `rule=global`, every value agrees with MLIR."""
 
 
 def _strip_comments(text: str) -> str:
@@ -179,9 +183,10 @@ def _run_tool(tool: object, argv: list[str]) -> tuple[int, str, str]:
     return rc, out.getvalue(), err.getvalue()
 
 
-def planned_values(generic: str, grids: dict[str, str], tmp: Path) -> Plan | str:
-    """`generic` (one function) imported and planned by infer-sbp; a refusal's message instead. The
-    import runs through `sbp-translate --import-shard` itself (so that an internal error shows)."""
+def planned_values(generic: str, grids: dict[str, str], tmp: Path, *, free: bool = False) -> Plan | str:
+    """`generic` (one function) imported and planned by infer-sbp (`free`: imported with
+    `--free-args`, planned by `rule=global`); a refusal's message instead. The import runs through
+    `sbp-translate --import-shard` itself (so that an internal error shows)."""
     from xdsl.dialects.func import FuncOp
     from xdsl.dialects.shard import ShardingOp, ShardOp
     from xdsl.parser import Parser
@@ -196,13 +201,14 @@ def planned_values(generic: str, grids: dict[str, str], tmp: Path) -> Plan | str
     source = tmp / "upstream.mlir"
     source.write_text(generic)
     used = grids
-    argv = ["--import-shard", str(source), *(f"--grid={n}={s}" for n, s in used.items())]
+    argv = ["--import-shard", str(source), *(f"--grid={n}={s}" for n, s in used.items()), *(["--free-args"] * free)]
     rc, program, err = _run_tool(translate, argv)
     if rc != 0:
         return _first_error(err) if "internal error" not in err else "INTERNAL " + err.strip()
     module = Parser(import_context(), generic).parse_module()
     trace: dict = {}
-    imported = import_shard(module, parse_grid_sizes([f"{n}={s}" for n, s in used.items()]), trace=trace)
+    imported = import_shard(module, parse_grid_sizes([f"{n}={s}" for n, s in used.items()]), free_args=free,
+                            trace=trace)
     func = next(op for op in module.ops if isinstance(op, FuncOp))
     keys: list[tuple[str, object]] = [(f"arg{a.index}", a) for a in func.body.block.args]
     ops = [op for op in func.body.block.ops if not isinstance(op, (ShardOp, ShardingOp))]
@@ -217,7 +223,7 @@ def planned_values(generic: str, grids: dict[str, str], tmp: Path) -> Plan | str
                 standing.name_hint = f"v{n}"
             marked.setdefault(standing.name_hint, []).append(key)
     try:
-        checked_pipeline("infer-sbp").apply(import_context(), imported)
+        checked_pipeline("infer-sbp{rule=global}" if free else "infer-sbp").apply(import_context(), imported)
     except DiagnosticException as error:  # located in sbp-opt; here its message
         return "infer-sbp: " + str(error).splitlines()[0]
     sbps: dict[str, str] = {}
@@ -228,13 +234,14 @@ def planned_values(generic: str, grids: dict[str, str], tmp: Path) -> Plan | str
     return Plan(program, func.sym_name.data, sbps)
 
 
-def run_check(plan: Plan, tmp: Path) -> str | None:
-    """`sbp-run --check` of the plan's program; None if it passes, else the first error line."""
+def run_check(plan: Plan, tmp: Path, *, free: bool = False) -> str | None:
+    """`sbp-run --check` of the plan's program (`free`: with `--rule global`); None if it passes, else
+    the first error line."""
     from sbpc.tools.sbp_run import main as run
 
     path = tmp / "plan.mlir"
     path.write_text(plan.program)
-    rc, out, err = _run_tool(run, [str(path), "--entry", plan.entry, "--check"])
+    rc, out, err = _run_tool(run, [str(path), "--entry", plan.entry, "--check", *(["--rule", "global"] * free)])
     return None if rc == 0 else _first_error(err or out)
 
 
@@ -256,7 +263,7 @@ def compare(piece: Piece, tmp: Path, *, check: bool = True) -> Outcome:
         return Outcome(piece, "mlir-fails", "MLIR's propagation fails: " + _first_error(err))
     theirs = planned_values(propagated, grids, tmp)
     if isinstance(theirs, str):
-        return Outcome(piece, "differ-invalid", "MLIR's plan does not import: " + theirs)
+        return Outcome(piece, "invalid", "MLIR's plan does not import: " + theirs)
     differ = [(name, theirs.sbps.get(name, "?"), sbp) for name, sbp in mine.sbps.items()
               if theirs.sbps.get(name) != sbp]
     if not check:
@@ -265,7 +272,13 @@ def compare(piece: Piece, tmp: Path, *, check: bool = True) -> Outcome:
         problem = run_check(plan, tmp)
         if problem is not None:
             return Outcome(piece, "invalid", f"{who}'s plan fails sbp-run --check: {problem}", differ)
-    return Outcome(piece, "differ-valid" if differ else "agree", values=differ)
+    outcome = Outcome(piece, "differ-valid" if differ else "agree", values=differ)
+    free = planned_values(generic, grids, tmp, free=True)  # the arguments decided with the program
+    if isinstance(free, str) or run_check(free, tmp, free=True) is not None:
+        outcome.status, outcome.reason = "invalid", f"the --free-args rule=global plan fails: {free}"
+    else:
+        outcome.free_agree = all(theirs.sbps.get(name) == sbp for name, sbp in free.sbps.items())
+    return outcome
 
 
 IMPORTED = ("agree", "differ-valid", "invalid", "differ", "expected-error", "mlir-fails")
@@ -276,6 +289,7 @@ def counts(outcomes: list[Outcome]) -> Counter[str]:
     found = Counter(o.status for o in outcomes)
     found["functions"] = len(outcomes)
     found["imported"] = sum(found[s] for s in IMPORTED)
+    found["free-agree"] = sum(o.free_agree for o in outcomes)
     return found
 
 
@@ -285,8 +299,8 @@ def table(outcomes: list[Outcome]) -> str:
     files: dict[str, list[Outcome]] = {}
     for o in outcomes:
         files.setdefault(o.piece.file, []).append(o)
-    lines = ["| file | functions | imported | agree | differ-valid | expected error | refused (reasons) |",
-             "|---|---:|---:|---:|---:|---:|---|"]
+    lines = ["| file | functions | imported | agree | differ-valid | expected error | agree with `--free-args` "
+             "`rule=global` | refused (reasons) |", "|---|---:|---:|---:|---:|---:|---:|---|"]
     for file, group in [*files.items(), ("**all**", outcomes)]:
         c = counts(group)
         reasons = Counter(_reason(o.reason) for o in group if o.status == "refused")
@@ -294,7 +308,7 @@ def table(outcomes: list[Outcome]) -> str:
         notes = [f"{s}: {c[s]}" for s in ("invalid", "differ", "mlir-fails") if c[s]]
         said = "; ".join(x for x in (said, *notes) if x) or ("—" if file != "**all**" else f"{c['refused']}")
         lines.append(f"| {file.removesuffix('.mlir')} | {c['functions']} | {c['imported']} | {c['agree']} | "
-                     f"{c['differ-valid']} | {c['expected-error']} | {said} |")
+                     f"{c['differ-valid']} | {c['expected-error']} | {c['free-agree']} | {said} |")
     return "\n".join(lines)
 
 

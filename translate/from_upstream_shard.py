@@ -7,9 +7,10 @@ located error where the grid is used); `shard.sharding` split_axes become ND-SBP
 (reference/wave2.md §2: tensor dim i split by grid axes [a, b] is S(i) on a and b; a grid axis in
 no list is B; a partial, which MLIR 22 cannot write, is read from `--emit-mlir=global`'s `sbp.pending`).
 
-* `shard.shard %v` (not for users) on a function argument gives the argument's SBP. An argument
-  without one is replicated, as MLIR's partition reads it, or, with `free_args` (`--free-args`),
-  has no SBP for `infer-sbp{rule=global}` to decide (SPEC §2.5). Any later one with another SBP is an
+* `shard.shard %v` on a function argument gives the argument's SBP (a plain one, else one for
+  users: MLIR's partition types the argument by the shard op using it). An argument without one is
+  replicated, as MLIR's partition reads it, or, with `free_args` (`--free-args`), has no SBP for
+  `infer-sbp{rule=global}` to decide (SPEC §2.5). Any later one with another SBP is an
   `sbp.to_global`. On an op result it is, as in MLIR, a requirement on the value, not on the op:
   the op's result is left to inference (it produces what its operands imply, e.g. the partial sum
   of a k-split matmul) and an `sbp.to_global` to the annotated SBP follows, which later users read.
@@ -266,18 +267,25 @@ class FuncImporter:
         return found[0].used(op)
 
     def scan(self) -> None:
-        """First pass: the first plain `shard.shard` of each argument (its SBP), and the generics a
-        recognised layer_norm absorbs. Every plain annotation is read here, so that one with no sbp
-        form (a halo) is reported before what follows from it."""
+        """First pass: each argument's SBP, and the generics a recognised layer_norm absorbs. An
+        argument's SBP is its first plain `shard.shard`, else its first `annotate_for_users` one
+        (MLIR's partition gives a block argument the sharding of the shard op using it, either
+        kind). Every plain annotation is read here, so that one with no sbp form (a halo) is
+        reported before what follows from it."""
+        read: dict[SSAValue, tuple[Grid, NdSbpAttr]] = {}
         for op in self.func.body.block.ops:
             if isinstance(op, ShardOp) and op.annotate_for_users is None and not isinstance(op.src.owner, ShardOp):
                 sbp = nd_sbp_of(op, self.grids)
                 if isinstance(op.src, BlockArgument) and op.src not in self.arg_shard:
                     self.arg_shard[op.src] = op
                     self.arg_sbp[op.src] = sbp
+            elif isinstance(op, ShardOp) and isinstance(op.src, BlockArgument) and op.src not in read:
+                read[op.src] = nd_sbp_of(op, self.grids)
             found = self.raiser.layer_norm(op)
             if found is not None:
                 self.absorbed.update(found[1])
+        for arg, sbp in read.items():
+            self.arg_sbp.setdefault(arg, sbp)
 
     def translate(self) -> FuncOp:
         verified(self.func)

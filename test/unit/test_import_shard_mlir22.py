@@ -247,3 +247,23 @@ REFUSALS = [
 @pytest.mark.parametrize(("what", "text", "line", "message"), REFUSALS, ids=[r[0] for r in REFUSALS])
 def test_refusals_are_located(what: str, text: str, line: int, message: str, tmp_path: Path) -> None:
     _refused(text, tmp_path, line, message)
+
+
+FOR_USERS_ARG = """shard.grid @g(shape = 2x2)
+func.func @main(%x: tensor<8x16xf32>, %y: tensor<8x16xf32>) -> tensor<8x16xf32> {
+  %s = shard.sharding @g split_axes = [[0], [1]] : !shard.sharding
+  %xs = shard.shard %x to %s annotate_for_users : tensor<8x16xf32>
+  %e = tensor.empty() : tensor<8x16xf32>
+  %r = linalg.add ins(%xs, %y : tensor<8x16xf32>, tensor<8x16xf32>) outs(%e : tensor<8x16xf32>) -> tensor<8x16xf32>
+  return %r : tensor<8x16xf32>
+}
+"""
+
+
+def test_argument_read_for_users_has_that_sbp(tmp_path: Path) -> None:
+    """An argument whose only annotation is `annotate_for_users` takes that SBP: MLIR's partition
+    types a block argument by the shard op using it (`element_wise_on_use` partitions %arg0 to
+    4x4 on a 2x4 grid); an argument with none stays replicated."""
+    out = _import(FOR_USERS_ARG, tmp_path)
+    assert "%x: !sbp.tensor<8x16xf32, @g, [S(0), S(1)]>, %y: !sbp.tensor<8x16xf32, @g, [B, B]>" in out
+    _checked(tmp_path)
