@@ -19,6 +19,7 @@ from xdsl.dialects.builtin import (
     FloatAttr,
     IntegerAttr,
     IntegerType,
+    Signedness,
     TensorType,
     UnitAttr,
     UnregisteredOp,
@@ -345,6 +346,10 @@ class Raiser:
             return self.reduce(op)
         if name in _ABS:
             x = op.operands[0]
+            elt = tensor_type(op, x).element_type
+            if isinstance(elt, IntegerType) and elt.signedness.data == Signedness.UNSIGNED:
+                raise OpError(op, f"{name} of {elt}: |x| of an unsigned type is x, but maximum(neg(x), x), its sbp "
+                              "form, wraps; use x")
             return Raised(ops.NegOp, [x], combine=(ops.MaximumOp, x), init=_segments(op)[1][0] if name == "linalg.abs"
                           else None)
         if name == "linalg.transpose":
