@@ -2,8 +2,10 @@
 upstream MLIR, or an upstream program imported.
 
 `--emit-mlir` prints the per-rank program (default pipeline through spmdize) in upstream dialects
-only (SPEC §4.2), in generic form, to `-o OUT` or stdout. `--import-shard` reads a `shard`-annotated
-linalg/tensor/tosa program and prints it in the sbp dialect, ready for `sbp-opt --infer-sbp`
+only (SPEC §4.2), in generic form, to `-o OUT` or stdout (`=mpi`: with MPI collectives and an
+entry `@mpi_main` on `sbp-run --seed N`'s inputs, for `mpiexec -n R mlir-runner-22`).
+`--import-shard` reads a `shard`-annotated linalg/tensor/tosa program and prints it in the sbp
+dialect, ready for `sbp-opt --infer-sbp`
 (`--grid NAME=SHAPE` sizes a `?` grid; `--free-args` leaves unannotated arguments to `rule=global`).
 
 The program is compiled with `--pipeline` (default: infer-sbp, materialize-boxing, lower-boxing,
@@ -22,15 +24,17 @@ from io import StringIO
 from pathlib import Path
 from typing import TypeVar
 
+import numpy as np
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.func import FuncOp
 from xdsl.passes import PassPipeline
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 
 from sbpc.dialects.ascendc import LaunchOp
 from sbpc.dialects.context import sbp_context
-from sbpc.dialects.diagnostics import DecodeError, LocatedParser, decode_source, error_diagnostic
+from sbpc.dialects.diagnostics import DecodeError, LocatedParser, Source, decode_source, error_diagnostic
 from sbpc.lowering.ascendc.cann_project import CANN_PACKAGE_PATH
 from sbpc.lowering.ascendc.printer import emit_project
 from sbpc.runtime.pipeline import (
@@ -60,9 +64,11 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
                         help="print the version of sbpc and xDSL and exit")
     target = parser.add_mutually_exclusive_group(required=True)
     target.add_argument("--emit-ascendc", action="store_true", help="write the Ascend C projects")
-    target.add_argument("--emit-mlir", nargs="?", const="per-rank", choices=["per-rank", "global"],
+    target.add_argument("--emit-mlir", nargs="?", const="per-rank", choices=["per-rank", "global", "mpi"],
                         help="print the per-rank program (or, =global, the global program with shard "
-                        "annotations) in upstream MLIR dialects (SPEC §4.2)")
+                        "annotations; =mpi, the per-rank program with MPI collectives and an entry "
+                        "@mpi_main on the --seed inputs, for mpiexec mlir-runner-22) in upstream MLIR "
+                        "dialects (SPEC §4.2)")
     target.add_argument("--import-shard", action="store_true",
                         help="read FILE as upstream MLIR with shard annotations and print it as an sbp program")
     sbp_translate_torch.add_arguments(parser, target)
@@ -75,6 +81,8 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("-o", "--output", default=None,
                         help="output directory (--emit-ascendc) or file (--emit-mlir; default and '-': stdout)")
     parser.add_argument("--pipeline", default=None, help="passes to run first (default: the full pipeline)")
+    parser.add_argument("--seed", type=int, default=0,
+                        help="--emit-mlir=mpi: the seed of @mpi_main's inputs (sbp-run --seed's, default 0)")
     parser.add_argument("--soc", default="ascend910b", help="target SoC (ascend910b, ascend910b3, ascend910_93, ...)")
     parser.add_argument("--cann-path", default=None,
                         help="CANN toolkit the projects' CMakePresets.json names (ASCEND_CANN_PACKAGE_PATH; "
@@ -221,9 +229,24 @@ def _write(args: argparse.Namespace, text: str | None) -> int:
     return 0
 
 
+def _seeded_inputs(module: ModuleOp, seed: int, path: str) -> list[np.ndarray]:
+    """The global inputs `sbp-run --seed SEED` gives @main (or the module's only function)."""
+    from sbpc.runtime import engine  # numpy kernels and ml_dtypes (~0.7 s): loaded only for =mpi
+
+    funcs = [op for op in module.ops if isinstance(op, FuncOp)]
+    name = "main" if any(f.sym_name.data == "main" for f in funcs) or len(funcs) != 1 else funcs[0].sym_name.data
+    located = engine.Located(Source("", path))
+    try:
+        fn = engine.entry_function(module, name, located)
+        return engine.random_inputs(engine.argument_types(module, fn, located), np.random.default_rng(seed), fn)
+    except engine.Failure as failure:
+        raise _Reported(str(failure)) from None
+
+
 def _emit_mlir(args: argparse.Namespace) -> int:
-    """`--emit-mlir[=global]`: compile (through spmdize, or infer-sbp for the global form), print the
-    program in upstream dialects (generic form) to `-o` or stdout."""
+    """`--emit-mlir[=global|mpi]`: compile (through spmdize, or infer-sbp for the global form), print
+    the program in upstream dialects (generic form) to `-o` or stdout; =mpi with MPI collectives and
+    the entry @mpi_main on `sbp-run --seed`'s inputs (`translate/to_upstream_mpi.py`)."""
     default = MLIR_GLOBAL_PIPELINE if args.emit_mlir == "global" else DEFAULT_PIPELINE
     pipeline = _pipeline(args.pipeline if args.pipeline is not None else default, args.progress)
     if pipeline is None:
@@ -231,8 +254,13 @@ def _emit_mlir(args: argparse.Namespace) -> int:
     # Loaded only here, as in `_import_shard`.
     from sbpc.translate.to_upstream_global import to_upstream_global
     from sbpc.translate.to_upstream_mlir import to_upstream_mlir
+    from sbpc.translate.to_upstream_mpi import to_upstream_mpi
 
     def translate(ctx: Context, module: ModuleOp) -> str:
+        if args.emit_mlir == "mpi":  # sbp-run's seeded inputs, from the global program
+            inputs = _seeded_inputs(module, args.seed, args.input_file)
+            pipeline.apply(ctx, module)
+            return to_upstream_mpi(module, inputs)
         pipeline.apply(ctx, module)
         text = StringIO()
         upstream = to_upstream_global(module) if args.emit_mlir == "global" else to_upstream_mlir(module)
