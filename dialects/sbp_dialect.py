@@ -57,6 +57,7 @@ SBP_OPS: list[type[Operation]] = [
     sbp_ops_nn.RmsNormOp,
     sbp_ops_nn.EmbeddingOp,
     sbp_ops_nn.CrossEntropyOp,
+    sbp_ops_nn.CrossEntropyFromStatsOp,
     sbp_ops_nn.ConcatOp,
     sbp_ops_nn.SliceOp,
     sbp_ops_nn.WhereOp,

@@ -51,9 +51,11 @@ from sbpc.dialects.signatures_nn import (
     BroadcastToRule,
     ConcatRule,
     CrossEntropyRule,
+    CrossEntropyStatsRule,
     EmbeddingRule,
     SliceRule,
     SoftmaxRule,
+    VocabParallelBoxings,
     WhereRule,
 )
 from sbpc.dialects.tensor_type import GlobalTensorType
@@ -267,14 +269,15 @@ class EmbeddingOp(VocabParallelOp):
 class CrossEntropyOp(VocabParallelOp):
     """Per-element `logsumexp(logits) - logits[target]` over the last axis (reduction none): logits
     [..., V] float, integer targets [...] -> [...] of the logits' type; a target outside [0, V)
-    gives 0. Vocab-split logits (S(last), targets B) give the partial terms of Megatron's
-    vocab-parallel cross-entropy (`signatures_nn.CrossEntropyRule`)."""
+    gives 0. Vocab-split logits (S(last), targets B) give P(sum), Megatron's vocab-parallel
+    cross-entropy (`signatures_nn.CrossEntropyRule`): `materialize-boxing` expands the op into the
+    rows' statistics, their all-reduces and `sbp.cross_entropy_from_stats`."""
 
     name = "sbp.cross_entropy"
     logits = operand_def(TensorT)
     targets = operand_def(TensorT)
     result = result_def(TensorT)
-    traits = traits_def(Pure(), CrossEntropyRule(), PerElement(5.0, "operand"))
+    traits = traits_def(Pure(), CrossEntropyRule(), PerElement(5.0, "operand"), VocabParallelBoxings())
     assembly_format = "$logits `,` $targets attr-dict `:` type($logits) `,` type($targets) `->` type($result)"
 
     def __init__(self, logits: Operation | SSAValue, targets: Operation | SSAValue, result_type: GlobalTensorType):
@@ -284,14 +287,58 @@ class CrossEntropyOp(VocabParallelOp):
         return len(self.logits.type.get_shape()) - 1  # type: ignore[attr-defined]
 
     def verify_semantics(self) -> None:
-        logits, targets = as_tensor_type(self.logits.type), as_tensor_type(self.targets.type)
-        self.expect_float(logits)
-        if logits.rank < 1:
-            raise self.fail("cross_entropy needs logits of rank >= 1 (classes on the last axis)")
-        _expect_index(self, "targets", targets)
-        if targets.get_shape() != logits.get_shape()[:-1]:
-            raise self.fail(f"targets have shape {list(targets.get_shape())}, expected "
-                            f"{list(logits.get_shape()[:-1])} (the logits without their class axis)")
+        logits, targets = _logits_and_targets(self, self.logits, self.targets)
+        self.expect_result(targets.get_shape(), logits.element_type)
+
+
+def _logits_and_targets(op: SbpOp, logits_value: SSAValue, targets_value: SSAValue) -> tuple[
+        GlobalTensorType, GlobalTensorType]:
+    """A cross-entropy's float logits [..., V] of rank >= 1 and its integer targets [...]."""
+    logits, targets = as_tensor_type(logits_value.type), as_tensor_type(targets_value.type)
+    op.expect_float(logits)
+    if logits.rank < 1:
+        raise op.fail(f"{op.name.removeprefix('sbp.')} needs logits of rank >= 1 (classes on the last axis)")
+    _expect_index(op, "targets", targets)
+    if targets.get_shape() != logits.get_shape()[:-1]:
+        raise op.fail(f"targets have shape {list(targets.get_shape())}, expected "
+                      f"{list(logits.get_shape()[:-1])} (the logits without their class axis)")
+    return logits, targets
+
+
+@irdl_op_definition
+class CrossEntropyFromStatsOp(VocabParallelOp):
+    """`m + log(s) - logits[target]` per row, given each row's maximum `m` and `s = Σ exp(logits -
+    m)` ([..., 1], whole on every rank): the last step of the vocab-parallel cross-entropy. A rank
+    holding the vocabulary range [lo, hi) subtracts the target logit if it holds it and adds the row
+    terms if lo = 0, so that the ranks' results (P(sum)) add up to the loss; 0 where the target is
+    outside [0, V)."""
+
+    name = "sbp.cross_entropy_from_stats"
+    logits = operand_def(TensorT)
+    targets = operand_def(TensorT)
+    row_max = operand_def(TensorT)
+    row_sum = operand_def(TensorT)
+    result = result_def(TensorT)
+    traits = traits_def(Pure(), CrossEntropyStatsRule(), PerElement(3.0))
+    assembly_format = (
+        "$logits `,` $targets `,` $row_max `,` $row_sum attr-dict `:` type($logits) `,` type($targets) `,` "
+        "type($row_max) `,` type($row_sum) `->` type($result)"
+    )
+
+    def __init__(self, logits: SSAValue, targets: SSAValue, row_max: SSAValue, row_sum: SSAValue,
+                 result_type: GlobalTensorType):
+        super().__init__(operands=[logits, targets, row_max, row_sum], result_types=[result_type])
+
+    def vocab_axis(self) -> int:
+        return len(self.logits.type.get_shape()) - 1  # type: ignore[attr-defined]
+
+    def verify_semantics(self) -> None:
+        logits, targets = _logits_and_targets(self, self.logits, self.targets)
+        rows = (*logits.get_shape()[:-1], 1)
+        for what, value in (("row_max", self.row_max), ("row_sum", self.row_sum)):
+            t = as_tensor_type(value.type)
+            if t.get_shape() != rows or t.element_type != logits.element_type:
+                raise self.fail(f"{what} is {t.describe()}, expected {list(rows)} of {logits.element_type}")
         self.expect_result(targets.get_shape(), logits.element_type)
 
 

@@ -14,9 +14,10 @@ from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
 from xdsl.ir import Operation
+from xdsl.traits import OpTrait
 
 from sbpc.dialects.sbp import BROADCAST as _B
-from sbpc.dialects.sbp import SbpAttr, split
+from sbpc.dialects.sbp import NdSbpAttr, SbpAttr, SplitAttr, nd_sbp, split
 from sbpc.dialects.signatures import P_MAX, P_MIN, P_SUM, SbpRule, Sig, _in_shapes, _shape
 
 
@@ -61,14 +62,68 @@ class EmbeddingRule(SbpRule):
 
 @dataclass(frozen=True)
 class CrossEntropyRule(SbpRule):
-    """cross_entropy(logits [..., V], targets [...]): (S(i), S(i)) -> S(i) for every batch axis i."""
+    """cross_entropy(logits [..., V], targets [...]): (S(i), S(i)) -> S(i) for every batch axis i;
+    (S(last), B) -> P(sum), Megatron's vocab-parallel cross-entropy: the rows' maximum and sum of
+    exponentials are all-reduced over the vocabulary ranks (`VocabParallelBoxings`, which prices
+    them), then each rank subtracts the target logit it holds (`materialize-boxing` expands the op
+    into those steps, `passes/expand_vocab_parallel.py`)."""
 
     def signatures(self, op: Operation, n: int) -> list[Sig]:
         rank = len(_shape(op.operands[1]))
-        return [((split(i), split(i)), (split(i),)) for i in range(rank)]
+        sigs: list[Sig] = [((split(i), split(i)), (split(i),)) for i in range(rank)]
+        sigs.append(((split(rank), _B), (P_SUM,)))
+        return sigs
 
     def list_key(self, op: Operation, in_shapes: tuple[tuple[int, ...], ...]) -> Hashable:
         return len(in_shapes[1])
+
+
+@dataclass(frozen=True)
+class CrossEntropyStatsRule(SbpRule):
+    """cross_entropy_from_stats(logits, targets, row max, row Σexp): batch splits of all four;
+    (S(last), B, B, B) -> P(sum) (each rank's target logit, the row terms on the first rank)."""
+
+    def signatures(self, op: Operation, n: int) -> list[Sig]:
+        rank = len(_shape(op.operands[1]))
+        sigs: list[Sig] = [((split(i),) * 4, (split(i),)) for i in range(rank)]
+        sigs.append(((split(rank), _B, _B, _B), (P_SUM,)))
+        return sigs
+
+    def list_key(self, op: Operation, in_shapes: tuple[tuple[int, ...], ...]) -> Hashable:
+        return len(in_shapes[1])
+
+
+def vocab_split_axes(logits: NdSbpAttr, vocab_axis: int) -> list[int]:
+    """The mesh axes that split the logits' vocabulary axis."""
+    return [m for m, e in enumerate(logits) if isinstance(e, SplitAttr) and e.dim == vocab_axis]
+
+
+def row_stats_sbps(logits: NdSbpAttr, vocab_axis: int) -> tuple[NdSbpAttr, NdSbpAttr, NdSbpAttr]:
+    """The ND-SBPs of a vocab-parallel cross-entropy's row statistics ([..., 1], kept dims): the
+    local maximum P(max) and local sum P(sum) on the vocabulary axes, and both after their
+    all-reduce (B there); other axes as the logits'."""
+    local_max = nd_sbp(*(P_MAX if isinstance(e, SplitAttr) and e.dim == vocab_axis else e for e in logits))
+    local_sum = nd_sbp(*(P_SUM if isinstance(e, SplitAttr) and e.dim == vocab_axis else e for e in logits))
+    reduced = nd_sbp(*(_B if isinstance(e, SplitAttr) and e.dim == vocab_axis else e for e in logits))
+    return local_max, local_sum, reduced
+
+
+@dataclass(frozen=True)
+class VocabParallelBoxings(OpTrait):
+    """The all-reduces a signature of the op performs inside it (vocab-parallel cross-entropy: the
+    rows' maximum and sum of exponentials), as (shape, source, target) transitions the compute model
+    prices (`passes/cost/compute.py`)."""
+
+    def boxings(self, op: Operation, sig: Sequence[Sequence[NdSbpAttr]]) -> list[
+            tuple[tuple[int, ...], NdSbpAttr, NdSbpAttr]]:
+        logits = sig[0][0]
+        shape = _shape(op.operands[0])
+        axis = len(shape) - 1
+        if not vocab_split_axes(logits, axis):
+            return []
+        local_max, local_sum, reduced = row_stats_sbps(logits, axis)
+        rows = (*shape[:-1], 1)
+        return [(rows, local_max, reduced), (rows, local_sum, reduced)]
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ first-order forward analysis of `runtime/error_bounds.py` (which calls these thr
   half of that (bounded by the whole), then the scaling by gamma, as layer_norm's rule;
 * cross_entropy: logsumexp moves by at most the row's largest bound, the picked logit by its own,
   plus the rounding of the sum of n exponentials, the log and the subtraction (relative to the terms,
-  not the difference, which may cancel).
+  not the difference, which may cancel), and of the mesh's sum of the vocab-parallel ranks' terms.
 """
 
 from __future__ import annotations
@@ -144,6 +144,19 @@ def _rms_norm(op: Operation, xs: list[Bounded], ctx: BoundContext) -> Bounded:
     return nonlinear(ref, err, dtype, 1.0)
 
 
+def _picked(logits: Bounded, targets: Bounded) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Where the target is in [0, V), and the target logit and its bound there (0 elsewhere)."""
+    w = logits.ref
+    t = targets.ref.astype(np.int64)
+    valid = (t >= 0) & (t < w.shape[-1])
+    if not w.shape[-1]:
+        return valid, np.zeros(t.shape), np.zeros(t.shape)
+    safe = np.where(valid, t, 0)[..., None]
+    picked = np.take_along_axis(w, safe, axis=-1)[..., 0]
+    picked_err = np.take_along_axis(logits.err, safe, axis=-1)[..., 0]
+    return valid, np.where(valid, picked, 0.0), np.where(valid, picked_err, 0.0)
+
+
 def _cross_entropy(op: Operation, xs: list[Bounded], ctx: BoundContext) -> Bounded:
     logits, targets = xs
     if not _indices_exact(targets):
@@ -152,20 +165,38 @@ def _cross_entropy(op: Operation, xs: list[Bounded], ctx: BoundContext) -> Bound
     u = compute_unit(dtype)
     w = logits.ref
     n = w.shape[-1]
-    t = targets.ref.astype(np.int64)
-    valid = (t >= 0) & (t < n)
-    safe = np.where(valid, t, 0)[..., None]
+    valid, picked, picked_err = _picked(logits, targets)
     with np.errstate(all="ignore"):
         m = np.max(w, axis=-1, keepdims=True, initial=-np.inf)
         lse = (m + np.log(np.sum(np.exp(w - m), axis=-1, keepdims=True)))[..., 0]
-        picked = np.take_along_axis(w, safe, axis=-1)[..., 0] if n else lse
-        picked_err = np.take_along_axis(logits.err, safe, axis=-1)[..., 0] if n else np.zeros(lse.shape)
         ref = np.where(valid, lse - picked, 0.0)
         terms = np.abs(lse) + np.abs(picked)
         err = _row_max(logits.err, -1)[..., 0] + picked_err + gamma(n + 2 * TRANSCENDENTAL_ULPS, u) \
-            + TRANSCENDENTAL_ULPS * u * terms + unit(dtype) * (terms + np.abs(ref))
+            + _loss_rounding(terms, ref, dtype, ctx)
         err = np.where(valid, err, 0.0)
     return finish(ref, err, np.abs(ref) + err, dtype)
+
+
+def _loss_rounding(terms: np.ndarray, ref: np.ndarray, dtype: np.dtype, ctx: BoundContext) -> np.ndarray:
+    """The rounding of `lse - picked` and, vocab-parallel, of the mesh's sum of the ranks' terms."""
+    u = compute_unit(dtype)
+    return TRANSCENDENTAL_ULPS * u * terms + (unit(dtype) + gamma(ctx.devices + 3, unit(dtype))) * (terms + np.abs(ref))
+
+
+def _cross_entropy_from_stats(op: Operation, xs: list[Bounded], ctx: BoundContext) -> Bounded:
+    """`m + log(s) - x[t]`: m's bound, s's relative bound (log's slope 1/s), the picked logit's."""
+    logits, targets, m, s = xs
+    if not _indices_exact(targets):
+        return _unbounded(op, xs, logits.dtype)
+    valid, picked, picked_err = _picked(logits, targets)
+    with np.errstate(all="ignore"):
+        lse = (m.ref + np.log(s.ref))[..., 0]
+        room = (s.ref - s.err)[..., 0]
+        lse_err = m.err[..., 0] + np.where(room > 0, s.err[..., 0] / room, np.inf)
+        ref = np.where(valid, lse - picked, 0.0)
+        terms = np.abs(lse) + np.abs(picked)
+        err = np.where(valid, lse_err + picked_err + _loss_rounding(terms, ref, logits.dtype, ctx), 0.0)
+    return finish(ref, err, np.abs(ref) + err, logits.dtype)
 
 
 NN_BOUNDS: dict[type[Operation], Callable[[Operation, list[Bounded], BoundContext], Bounded]] = {
@@ -181,5 +212,6 @@ NN_BOUNDS: dict[type[Operation], Callable[[Operation, list[Bounded], BoundContex
     nn.SoftmaxOp: _softmax,
     nn.RmsNormOp: _rms_norm,
     nn.CrossEntropyOp: _cross_entropy,
+    nn.CrossEntropyFromStatsOp: _cross_entropy_from_stats,
 }
 """op class -> its bound rule (operands' `Bounded`s -> the result's)."""

@@ -38,25 +38,32 @@ if TYPE_CHECKING:
     import torch
 
 
-def vocab_offset(op: nn.VocabParallelOp, coord: Coord | None) -> int:
-    """The first global vocabulary index operand 0's shard holds on rank `coord` (0 for the global
-    value, coord None, and for a shard not split on the vocabulary axis)."""
+def vocab_range(op: nn.VocabParallelOp, coord: Coord | None, local_extent: int) -> tuple[int, int]:
+    """(the first global vocabulary index operand 0's shard holds on rank `coord`, the global
+    vocabulary size): (0, the local extent) for the global value (coord None) and for a shard not
+    split on the vocabulary axis."""
     if coord is None:
-        return 0
+        return 0, local_extent
     axis = op.vocab_axis()
     ty = op.global_operand(0)
     if ty is None:
-        sig = op.attributes.get("sbp.signature")
-        split_there = isinstance(sig, SignatureAttr) and any(
-            isinstance(e, SplitAttr) and e.dim == axis for e in sig.inputs.data[0])  # type: ignore[union-attr]
-        if split_there:
+        if _splits_vocab(op):
             raise OpError(op, f"{describe_op(op)}: a per-rank vocab-split {op.name} needs its operands' global "
                           f"types ({nn.GLOBAL_OPERANDS}, which spmdize records)")
-        return 0
+        return 0, local_extent
     placement = lookup_placement_named(op, ty.placement_name)
     if placement is None or ty.nd_sbp is None:
         raise OpError(op, f"{describe_op(op)}: operand 0's global type {ty} has no placement or SBP")
-    return local_slices(ty.get_shape(), ty.nd_sbp, placement.get_hierarchy(), coord)[axis][0]
+    return local_slices(ty.get_shape(), ty.nd_sbp, placement.get_hierarchy(), coord)[axis][0], ty.get_shape()[axis]
+
+
+def _splits_vocab(op: nn.VocabParallelOp) -> bool:
+    """Whether operand 0 is split on its vocabulary axis (its global type's SBP, else the signature's)."""
+    ty = op.global_operand(0)
+    sig = op.attributes.get("sbp.signature")
+    nd = ty.nd_sbp if ty is not None else sig.inputs.data[0] if isinstance(sig, SignatureAttr) else None
+    axis = op.vocab_axis()
+    return nd is not None and any(isinstance(e, SplitAttr) and e.dim == axis for e in nd)  # type: ignore[union-attr]
 
 
 # ---------------------------------------------------------------------------
@@ -191,7 +198,7 @@ class Embedding(OpImpl):
     def numpy(self, op: Operation, operands: list[np.ndarray], coord: Coord | None = None) -> np.ndarray:
         assert isinstance(op, nn.EmbeddingOp)
         table, indices = operands
-        local = indices.astype(np.int64) - vocab_offset(op, coord)
+        local = indices.astype(np.int64) - vocab_range(op, coord, table.shape[0])[0]
         held = (local >= 0) & (local < table.shape[0])
         rows = table[np.where(held, local, 0)] if table.shape[0] else np.zeros((*local.shape, table.shape[1]),
                                                                                  table.dtype)
@@ -202,7 +209,7 @@ class Embedding(OpImpl):
 
         assert isinstance(op, nn.EmbeddingOp)
         table, indices = operands
-        local = indices.long() - vocab_offset(op, coord)
+        local = indices.long() - vocab_range(op, coord, table.shape[0])[0]
         held = (local >= 0) & (local < table.shape[0])
         if table.shape[0] == 0:
             return table.new_zeros((*local.shape, table.shape[1]))
@@ -210,13 +217,24 @@ class Embedding(OpImpl):
         return torch.where(held.unsqueeze(-1), rows, table.new_zeros(()))
 
 
+def _whole_rows(op: nn.CrossEntropyOp, coord: Coord | None) -> None:
+    """A shard of vocab-split logits cannot give its rows' loss alone (materialize-boxing expands such
+    a cross-entropy into the vocab-parallel steps)."""
+    if coord is not None and _splits_vocab(op):
+        raise OpError(op, f"{describe_op(op)}: vocab-split logits need the vocab-parallel steps: run "
+                      "materialize-boxing before running the program")
+
+
 @impl(nn.CrossEntropyOp)
 class CrossEntropy(OpImpl):
     """Per row `max + log(Σ exp(x - max)) - x[target]`, f16/bf16 in float32; 0 for a target outside [0, V)."""
 
     torch_rounds_differently = True
+    rank_dependent = True  # only to refuse a vocab-split shard
 
-    def numpy(self, op: Operation, operands: list[np.ndarray]) -> np.ndarray:
+    def numpy(self, op: Operation, operands: list[np.ndarray], coord: Coord | None = None) -> np.ndarray:
+        assert isinstance(op, nn.CrossEntropyOp)
+        _whole_rows(op, coord)
         logits, targets = operands
         w = wide(logits)
         t = targets.astype(np.int64)
@@ -226,10 +244,43 @@ class CrossEntropy(OpImpl):
         picked = np.take_along_axis(w, np.where(valid, t, 0)[..., None], axis=-1)[..., 0] if w.shape[-1] else lse
         return same_dtype(np.where(valid, lse - picked, w.dtype.type(0)), logits.dtype)
 
-    def torch(self, op: Operation, operands: list[torch.Tensor]) -> torch.Tensor:
+    def torch(self, op: Operation, operands: list[torch.Tensor], coord: Coord | None = None) -> torch.Tensor:
         from sbpc.runtime import ops_torch as T
 
+        assert isinstance(op, nn.CrossEntropyOp)
+        _whole_rows(op, coord)
         return T.in_f32(T.cross_entropy_rows, operands[0], operands[1])
+
+
+@impl(nn.CrossEntropyFromStatsOp)
+class CrossEntropyFromStats(OpImpl):
+    """`m + log(s) - x[target]` per row (the row terms on the shard holding the first vocabulary index,
+    the target logit where the shard holds it), f16/bf16 in float32; 0 for a target outside [0, V)."""
+
+    torch_rounds_differently = True
+    rank_dependent = True
+
+    def numpy(self, op: Operation, operands: list[np.ndarray], coord: Coord | None = None) -> np.ndarray:
+        assert isinstance(op, nn.CrossEntropyFromStatsOp)
+        logits, targets, row_max, row_sum = operands
+        w = wide(logits)
+        lo, vocab = vocab_range(op, coord, w.shape[-1])
+        t = targets.astype(np.int64)
+        local = t - lo
+        held = (local >= 0) & (local < w.shape[-1])
+        picked = np.take_along_axis(w, np.where(held, local, 0)[..., None], axis=-1)[..., 0] if w.shape[-1] else \
+            np.zeros(t.shape, w.dtype)
+        picked = np.where(held, picked, w.dtype.type(0))
+        lse = (wide(row_max) + np.log(wide(row_sum)))[..., 0]
+        terms = lse - picked if lo == 0 else -picked
+        return same_dtype(np.where((t >= 0) & (t < vocab), terms, w.dtype.type(0)), logits.dtype)
+
+    def torch(self, op: Operation, operands: list[torch.Tensor], coord: Coord | None = None) -> torch.Tensor:
+        from sbpc.runtime import ops_torch as T
+
+        assert isinstance(op, nn.CrossEntropyFromStatsOp)
+        lo, vocab = vocab_range(op, coord, operands[0].shape[-1])
+        return T.in_f32(lambda w, t, m, s: T.cross_entropy_from_stats(w, t, m, s, lo, vocab), *operands)
 
 
 # ---------------------------------------------------------------------------

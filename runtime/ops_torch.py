@@ -133,6 +133,24 @@ def cross_entropy_rows(logits: torch.Tensor, targets: torch.Tensor) -> torch.Ten
     return torch.where(valid, logits.logsumexp(-1) - picked, logits.new_zeros(()))
 
 
+def cross_entropy_from_stats(logits: torch.Tensor, targets: torch.Tensor, row_max: torch.Tensor,
+                             row_sum: torch.Tensor, lo: int, vocab: int) -> torch.Tensor:
+    """`ops_nn.CrossEntropyFromStats` on tensors: the shard of logits holding [lo, lo + extent) of a
+    vocabulary of `vocab` entries."""
+    t = targets.long()
+    local = t - lo
+    held = (local >= 0) & (local < logits.shape[-1])
+    zero = logits.new_zeros(())
+    if logits.shape[-1]:
+        picked = logits.gather(-1, torch.where(held, local, torch.zeros_like(local)).unsqueeze(-1)).squeeze(-1)
+        picked = torch.where(held, picked, zero)
+    else:
+        picked = logits.new_zeros(t.shape)
+    lse = (row_max + row_sum.log()).squeeze(-1)
+    terms = lse - picked if lo == 0 else -picked
+    return torch.where((t >= 0) & (t < vocab), terms, zero)
+
+
 def layer_norm_last(x: torch.Tensor, gamma: torch.Tensor, beta: torch.Tensor, eps: float) -> torch.Tensor:
     """torch's own layer_norm over the last axis."""
     return torch.nn.functional.layer_norm(x, (x.shape[-1],), gamma, beta, eps)

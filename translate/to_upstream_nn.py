@@ -31,7 +31,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.dialects.linalg.attrs import IteratorType
 from xdsl.ir import Attribute, Operation, Region, SSAValue
-from xdsl.ir.affine import AffineDimExpr, AffineMap
+from xdsl.ir.affine import AffineConstantExpr, AffineDimExpr, AffineMap
 
 from sbpc.dialects import sbp_ops_nn as nn
 from sbpc.dialects.collectives import mesh_coords
@@ -41,6 +41,7 @@ from sbpc.dialects.sbp import ReduceKind
 from sbpc.dialects.sharding import local_slices
 from sbpc.dialects.tensor_type import GlobalTensorType
 from sbpc.translate.linalg_bodies import (
+    CMPI_EQ,
     CMPI_SGE,
     CMPI_SLT,
     Body,
@@ -253,26 +254,54 @@ def cross_entropy(e: Emitter, op: nn.CrossEntropyOp, args: list[SSAValue]) -> SS
     logits, targets = args
     in_ty = builtin_tensor(op, logits.type)
     _uneven_last(op, in_ty)
-    out = builtin_tensor(op, op.results[0].type)
-    rank = len(in_ty.get_shape())
-    wide = _wide_type(out.element_type)
-    peak = _row_max(e, op, logits, wide, rank - 1)
+    wide = _wide_type(in_ty.element_type)
+    peak = _row_max(e, op, logits, wide, len(in_ty.get_shape()) - 1)
     sums = _row_sum(e, op, logits, wide, lambda b, v, m: b.op("math.exp", [b.op("arith.subf", [v, m[0]], wide)],
                                                               wide), [peak])
-    out_rank = rank - 1
-    body = Body([builtin_tensor(op, targets.type).element_type, wide, wide, out.element_type])
-    t, m, s = body.args[:3]
-    held, safe = _select_valid(body, _index_of(body, t), body.const(IntegerAttr(in_ty.get_shape()[-1], _INDEX),
-                                                                     _INDEX))
+    return _loss_rows(e, op, logits, targets, (peak, sums), False, e.index(0), in_ty.get_shape()[-1])
+
+
+def cross_entropy_from_stats(e: Emitter, op: nn.CrossEntropyFromStatsOp, args: list[SSAValue]) -> SSAValue:
+    """ops_nn's vocab-parallel last step: the row terms `m + log(s)` on the shard whose range starts at
+    0, minus the target logit where this shard holds it (its range's start as `embedding` reads it)."""
+    logits, targets, row_max, row_sum = args
+    global_ty = op.global_operand(0)
+    vocab = global_ty.get_shape()[-1] if global_ty is not None else builtin_tensor(op, logits.type).get_shape()[-1]
+    if vocab == DYNAMIC_INDEX:
+        raise OpError(op, f"{op.name}: the vocabulary size is unknown (no {nn.GLOBAL_OPERANDS})")
+    return _loss_rows(e, op, logits, targets, (row_max, row_sum), True, _vocab_offset(e, op), vocab)
+
+
+def _loss_rows(e: Emitter, op: Operation, logits: SSAValue, targets: SSAValue, stats: tuple[SSAValue, SSAValue],
+               kept: bool, offset: SSAValue, vocab: int) -> SSAValue:
+    """One loop over the rows: `m + log(s)` where the shard starts at global index 0, minus the
+    target logit (at `target - offset`) where the shard holds it; 0 where the target is outside
+    [0, vocab). `stats` (m, s) are rows, or rows with a kept last dim of 1 (`kept`)."""
+    in_ty = builtin_tensor(op, logits.type)
+    out = builtin_tensor(op, op.results[0].type)
+    out_rank = len(out.get_shape())
+    wide = _wide_type(out.element_type)
+    stat_types = [builtin_tensor(op, v.type).element_type for v in stats]
+    body = Body([builtin_tensor(op, targets.type).element_type, *stat_types, out.element_type])
+    t, m, s = body.args[0], widen(body, body.args[1]), widen(body, body.args[2])
+    target = _index_of(body, t)
+    valid, _ = _select_valid(body, target, body.const(IntegerAttr(vocab, _INDEX), _INDEX))
+    local = body.op("arith.subi", [target, offset], _INDEX)
+    held, safe = _select_valid(body, local, e.dim(logits, len(in_ty.get_shape()) - 1))
     where = [body.op("linalg.index", [], _INDEX, {"dim": IntegerAttr(i, i64)}) for i in range(out_rank)]
-    picked = widen(body, body.op("tensor.extract", [logits, *where, safe], in_ty.element_type))
-    lse = body.op("arith.addf", [m, body.op("math.log", [s], wide)], wide)
-    loss = body.op("arith.subf", [lse, picked], wide)
     zero = body.const(identity(ReduceKind.SUM, wide), wide)
-    result = narrow(body, body.op("arith.select", [held, loss, zero], wide), out.element_type)
+    picked = widen(body, body.op("tensor.extract", [logits, *where, safe], in_ty.element_type))
+    picked = body.op("arith.select", [held, picked, zero], wide)
+    first = body.op("arith.cmpi", [offset, body.const(IntegerAttr(0, _INDEX), _INDEX)], i1,
+                    {"predicate": IntegerAttr(CMPI_EQ, i64)})
+    lse = body.op("arith.select", [first, body.op("arith.addf", [m, body.op("math.log", [s], wide)], wide), zero],
+                  wide)
+    loss = body.op("arith.select", [valid, body.op("arith.subf", [lse, picked], wide), zero], wide)
     ident_out = AffineMap.identity(out_rank)
-    return e.linalg([targets, peak, sums], e.empty(out, lambda k: (targets, k)), [ident_out] * 4,
-                    [IteratorType.PARALLEL] * out_rank, body.region(result))
+    row_map = AffineMap(out_rank, 0, (*(AffineDimExpr(i) for i in range(out_rank)), AffineConstantExpr(0))) \
+        if kept else ident_out
+    return e.linalg([targets, *stats], e.empty(out, lambda k: (targets, k)), [ident_out, row_map, row_map, ident_out],
+                    [IteratorType.PARALLEL] * out_rank, body.region(narrow(body, loss, out.element_type)))
 
 
 # ---------------------------------------------------------------------------
@@ -318,6 +347,7 @@ NN_LOWERINGS: dict[type[Operation], Callable[[Any, Any, list[SSAValue]], SSAValu
     nn.RmsNormOp: rms_norm,
     nn.EmbeddingOp: embedding,
     nn.CrossEntropyOp: cross_entropy,
+    nn.CrossEntropyFromStatsOp: cross_entropy_from_stats,
     nn.ConcatOp: concat,
     nn.SliceOp: slice_,
     nn.WhereOp: where,

@@ -4,7 +4,8 @@ Time of an op = max(FLOPs / peak FLOP/s, bytes moved / HBM bandwidth) of its lar
 a roofline, the larger of the arithmetic and the memory-traffic bound. FLOPs come from the op's
 `FlopModel` trait (dialects/flops.py), counted on the local shapes of its largest shard; bytes
 moved are the local bytes of every operand read and every result written (a view moves none).
-A partial operand or result is held whole on every rank, so its local shape is the global one.
+A partial operand or result is held whole on every rank, so its local shape is the global one. An op
+that communicates inside a signature (the vocab-parallel cross-entropy) adds those collectives' time.
 
 Peak figures are per device type (a placement's device string) and element-type class: `f32`,
 `f16` (f16, bf16), `int` (i16, i32, i64). Unknown device types use the `cpu` figures.
@@ -22,7 +23,9 @@ from sbpc.dialects import dtypes
 from sbpc.dialects.flops import FlopModel
 from sbpc.dialects.sbp import NdSbpAttr
 from sbpc.dialects.sharding import max_local_shape
+from sbpc.dialects.signatures_nn import VocabParallelBoxings
 from sbpc.dialects.tensor_type import GlobalTensorType
+from sbpc.passes.cost.comm import transition_time
 
 
 @dataclass(frozen=True)
@@ -89,4 +92,17 @@ def op_compute_s(
                 n *= d
             moved += n * dtypes.size_of(t.element_type)
     peak = device.peak(out_types[0].element_type if out_types else in_types[0].element_type)
-    return max(work / peak, moved / device.hbm_bytes_per_s)
+    return max(work / peak, moved / device.hbm_bytes_per_s) + internal_comm_s(op, in_types, sig, hierarchy)
+
+
+def internal_comm_s(
+    op: Operation | None, in_types: Sequence[GlobalTensorType], sig: tuple[Sequence[NdSbpAttr], Sequence[NdSbpAttr]],
+    hierarchy: Sequence[int],
+) -> float:
+    """Seconds of the collectives a signature performs inside the op (`VocabParallelBoxings`: the
+    vocab-parallel cross-entropy's all-reduces of its row statistics), on the default α-β model."""
+    internal = op.get_trait(VocabParallelBoxings) if op is not None else None
+    if internal is None:
+        return 0.0
+    elt = dtypes.size_of(in_types[0].element_type)
+    return sum(transition_time(src, dst, shape, elt, hierarchy) for shape, src, dst in internal.boxings(op, sig)) * 1e-6
