@@ -5,11 +5,13 @@ weight used by batch-split activations comes out P(sum) from the SBP rules, befo
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
 import sbpc
-from sbpc.dialects.sbp import PartialAttr, SignatureAttr
+from sbpc.dialects.sbp import PartialAttr, SignatureAttr, SplitAttr
 from sbpc.dialects.sbp_ops import BoxingOp, MatmulOp
 from sbpc.runtime import train_step
 
@@ -155,3 +157,25 @@ def test_three_steps_carry_parameters_and_state() -> None:
 def test_located_option_errors(options: str, message: str) -> None:
     with pytest.raises(sbpc.Error, match=message):
         step(mlp("[B, B]"), options)
+
+
+@pytest.mark.exhaustive  # ~2 s: a budgeted global search and a run
+def test_memory_budget_shards_the_optimizer_state() -> None:
+    """rule=global under the smallest `mem` the AdamW step fits (the located error names it): every
+    parameter's m and v is sharded over every mesh axis (ZeRO-like, with reduce-scattered gradients) and
+    the step still equals eager torch's."""
+    source = mlp("").replace("8x16xf32", "64x16xf32").replace("8x32xf32", "64x32xf32").replace("8x4xf32", "64x4xf32")
+    program = step(source, "optimizer=adamw lr=0.01")
+    with pytest.raises(sbpc.Error, match=r"the smallest budget this function fits is (\d+) bytes") as info:
+        sbpc.compile(program, "infer-sbp{rule=global mem=1}")
+    smallest = int(re.search(r"fits is (\d+) bytes", str(info.value)).group(1))  # type: ignore[union-attr]
+    pipeline = f"infer-sbp{{rule=global mem={smallest}}},materialize-boxing,lower-boxing,spmdize"
+    planned = sbpc.compile(program, f"infer-sbp{{rule=global mem={smallest}}}")
+    fn = next(op for op in planned.module.walk() if op.name == "func.func")
+    spec = train_step.spec_of(fn)  # type: ignore[arg-type]
+    assert spec is not None and len(spec.state) == 6
+    for index in spec.state:
+        sbp = fn.function_type.inputs.data[index].nd_sbp  # type: ignore[attr-defined]
+        assert all(isinstance(entry, SplitAttr) for entry in sbp), (index, sbp)
+    result = sbpc.run(program, pipeline=pipeline)
+    assert_equals_eager(program, result)
