@@ -423,8 +423,9 @@ class FuncImporter:
         """The sbp op(s) of `op`: the op, its accumulation into data (`raised.combine`), and the
         requirement its init tensor's annotation states (MLIR: a DPS op's result has its init's
         sharding) when the result has no annotation of its own."""
-        if len(op.results) != 1:
-            raise OpError(op, f"{op_name(op)} with {len(op.results)} results has no sbp form")
+        if len(op.results) != 1 or not raised.operands:
+            what = f"{len(op.results)} results" if len(op.results) != 1 else "no data operand"
+            raise OpError(op, f"{op_name(op)} with {what} has no sbp form")
         operands = [self.value(op, v) for v in raised.operands]
         first = operands[0].type
         assert isinstance(first, GlobalTensorType)

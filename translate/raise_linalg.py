@@ -345,6 +345,8 @@ class Raiser:
         if name == "linalg.reduce":
             return self.reduce(op)
         if name in _ABS:
+            if len(op.operands) != 1 + (name == "linalg.abs"):
+                raise OpError(op, f"{name} with {len(op.operands)} operands has no sbp form")
             x = op.operands[0]
             elt = tensor_type(op, x).element_type
             if isinstance(elt, IntegerType) and elt.signedness.data == Signedness.UNSIGNED:
@@ -400,8 +402,12 @@ class Raiser:
 
 def _segments(op: Operation) -> tuple[Sequence[SSAValue], Sequence[SSAValue]]:
     """(ins, outs) of a linalg structured op, generic or named, registered or not."""
-    if hasattr(op, "inputs") and hasattr(op, "outputs"):
-        return tuple(op.inputs), tuple(op.outputs)  # type: ignore[attr-defined]
+    try:
+        if hasattr(op, "inputs") and hasattr(op, "outputs"):
+            return tuple(op.inputs), tuple(op.outputs)  # type: ignore[attr-defined]
+    except (KeyError, ValueError, IndexError) as error:  # a registered op in generic form without its segments
+        raise OpError(op, f"{op_name(op)}: its operands cannot be split into ins and outs (operandSegmentSizes "
+                      "missing or wrong)") from error
     sizes = _prop(op, "operandSegmentSizes")
     if isinstance(sizes, DenseArrayBase):
         n_in = int(sizes.get_values()[0])

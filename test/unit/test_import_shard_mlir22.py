@@ -235,6 +235,12 @@ REFUSALS = [
      "    (%in: f32, %init: f32) {\n      %t = arith.addf %in, %init : f32\n      linalg.yield %t : f32\n    }\n"
      "  return %x : tensor<4x6xf32>\n}\n", 4, "the init of a sum reduction must be a tensor filled with 0.0 or data"),
     ("unsigned abs", ABS.replace("i8>", "ui8>"), 5, "tosa.abs of ui8: |x| of an unsigned type is x"),
+    ("no operand", HEAD + '  %a = "tosa.sigmoid"() : () -> tensor<4x6xf32>\n  return %x : tensor<4x6xf32>\n}\n', 3,
+     "tosa.sigmoid with no data operand has no sbp form"),
+    ("abs arity", HEAD + '  %a = "tosa.abs"() : () -> tensor<4x6xf32>\n  return %x : tensor<4x6xf32>\n}\n', 3,
+     "tosa.abs with 0 operands has no sbp form"),
+    ("segments", HEAD + '  %a = "linalg.matmul"(%x) ({}) : (tensor<4x6xf32>) -> tensor<4x4xf32>\n'
+     "  return %x : tensor<4x6xf32>\n}\n", 3, "its operands cannot be split into ins and outs"),
     ("dynamic dim", "shard.grid @g(shape = 2)\nfunc.func @main(%x: tensor<?x6xf32>) -> tensor<?x6xf32> {\n"
      "  return %x : tensor<?x6xf32>\n}\n", 2, "has a dynamic dim; sbp global tensors have static shapes"),
     ("several grids", "shard.grid @g(shape = 2)\nshard.grid @h(shape = 2)\n"
