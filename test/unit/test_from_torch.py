@@ -197,3 +197,35 @@ def test_cli_errors(capsys: pytest.CaptureFixture[str], argv: list[str], message
     assert sbp_translate.main(["--import-torch", *argv]) == 1
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
+
+
+class _Heads(torch.nn.Module):
+    """Embedding, where on a constant mask, tanh, sigmoid, eval dropout, cross-entropy (mean) and causal
+    scaled dot-product attention: the mappings the two examples do not use."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.emb, self.head, self.drop = torch.nn.Embedding(32, 16), torch.nn.Linear(16, 32), torch.nn.Dropout(0.1)
+
+    def forward(self, idx: Any, tgt: Any) -> Any:
+        h = self.drop(self.emb(idx))
+        h = torch.where(torch.arange(16) % 2 == 0, h, torch.tanh(h)) + torch.sigmoid(h)
+        loss = torch.nn.functional.cross_entropy(self.head(h).view(-1, 32), tgt.view(-1))
+        heads = h[:, None]
+        return loss, torch.nn.functional.scaled_dot_product_attention(heads, heads, heads, is_causal=True)
+
+
+def test_loss_attention_and_activations() -> None:
+    torch.manual_seed(0)
+    model = _Heads().eval()
+    idx, tgt = torch.randint(0, 32, (4, 8)), torch.randint(0, 32, (4, 8))
+    with torch.no_grad():
+        want = [t.numpy() for t in model(idx, tgt)]
+    prog = sbpc.from_torch(model, (idx, tgt), mesh=[0, 1], sbp={"idx": "[S(0)]", "tgt": "[S(0)]"}, params={"*": "[B]"})
+    text = str(prog)
+    for op in ("sbp.where", "sbp.tanh", "sbp.sigmoid", "sbp.cross_entropy", "sbp.softmax"):
+        assert op in text
+    res = sbpc.run(prog)
+    assert res.ok, res.mismatches
+    for got, expected in zip(res.outputs, want, strict=True):
+        np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
