@@ -16,7 +16,8 @@ Each function becomes the step: it takes its arguments, then per parameter (adam
 second moments `m_i`, `v_i` (typed as their parameter: SBP-free when it is, so that
 `infer-sbp{rule=global}` decides the optimizer state's SBP — sharding it over the data axis is ZeRO —
 and with the parameter's SBP under rule=oneflow/cost); it returns the loss, every updated parameter,
-then `m_i'`, `v_i'`. The backward ops follow the forward ops (which the loss needs; the others are
+then `m_i'`, `v_i'` (each in its argument's SBP through `sbp.to_global` where that is given whole, the
+layout the next step takes it in). The backward ops follow the forward ops (which the loss needs; the others are
 dropped), with SBP-free types: the rules give the gradient of a B weight used by S(0) activations as
 P(sum), and a P(sum) gradient is boxed (all-reduce or reduce-scatter) where the update needs it.
 The function carries `sbp.train_step`, what `sbp-run --check` and `--steps` read: the optimizer and
@@ -48,6 +49,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
+from sbpc.dialects import sbp_ops as ops
 from sbpc.dialects import sbp_ops_grad as g
 from sbpc.dialects.errors import ArgumentError, OpError
 from sbpc.dialects.tensor_type import GlobalTensorType
@@ -124,13 +126,16 @@ class AutodiffPass(ModulePass):
             results.append(builder.like(g.AdamwUpdateOp, [w, m_new, v_new], None, self._props()))
             state_results += [m_new, v_new]
         results += state_results
+        carried = [block.args[i] for i in params] + [block.args[i] for i in state_args]
+        builder.origin = fn
+        results[1:] = [_in_layout_of(builder, value, arg) for value, arg in zip(results[1:], carried, strict=True)]
 
         new_ret = func.ReturnOp(*results)
         new_ret.location = ret.location
         Rewriter.replace_op(ret, new_ret)
         _drop_dead(block.ops)
-        fn.function_type = FunctionType.from_lists(
-            [a.type for a in block.args], [_result_type(r) for r in results])
+        fn.function_type = FunctionType.from_lists([a.type for a in block.args],
+                                                   [_free(results[0].type), *(r.type for r in results[1:])])
         fn.attributes[TRAIN_STEP] = self._marker(fn, params, state_args)
 
     def _loss(self, fn: func.FuncOp, ret: func.ReturnOp) -> SSAValue:
@@ -233,8 +238,16 @@ def _drop_dead(body: object) -> None:
             Rewriter.erase_op(op)
 
 
-def _result_type(value: SSAValue) -> Attribute:
-    """A result's declared type: SBP-free, so that the inference fills it in (SPEC §2.5)."""
-    ty = value.type
+def _free(ty: Attribute) -> Attribute:
+    """The loss's declared type: SBP-free, so that the inference fills it in (SPEC §2.5)."""
     return free_type(ty) if isinstance(ty, GlobalTensorType) else ty
+
+
+def _in_layout_of(builder: GradBuilder, value: SSAValue, arg: SSAValue) -> SSAValue:
+    """An updated parameter (or state) returned in its argument's SBP where that is given whole (the next
+    step takes it in that layout), through `sbp.to_global` (SPEC §2.5); SBP-free where the search decides."""
+    ty = arg.type
+    if value is arg or not isinstance(ty, GlobalTensorType) or ty.nd_sbp is None:
+        return value
+    return builder.emit(ops.ToGlobalOp, [value], ty)
 
