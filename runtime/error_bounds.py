@@ -213,6 +213,10 @@ def _layer_norm(op: Operation, x: Bounded, g: Bounded, b: Bounded, ctx: BoundCon
 
 def _cast(op: Operation, x: Bounded, ctx: BoundContext) -> Bounded:
     target = result_dtype(op)
+    if target == np.bool_:  # nonzero is true: exact, but any value where x may be 0 within its bound
+        ref = run_numpy(op, [x.ref if is_integer(x.dtype) or x.dtype == np.bool_ else x.ref.astype(x.dtype)])
+        flips = (x.err > 0) & (absolute(x.ref) <= x.err)
+        return finish(ref, np.where(flips, np.inf, 0.0), ref.astype(F64), target, None if flips.any() else 0)
     if is_integer(target):
         if is_integer(x.dtype):
             return ints(op, (x,), lambda y: y.err)

@@ -90,11 +90,14 @@ def _width(ty: Attribute) -> int:
     return ty.bitwidth  # type: ignore[attr-defined]
 
 
-def identity(kind: ReduceKind, ty: Attribute) -> Attribute:
-    """The neutral element of `kind` in `ty` (the fill of a reduction or of a partial buffer)."""
+def identity(kind: ReduceKind, ty: Attribute, unsigned: bool = False) -> Attribute:
+    """The neutral element of `kind` in `ty` (the fill of a reduction or of a partial buffer); of the
+    unsigned integers held in `ty` if `unsigned` (the maximum, all ones, written -1)."""
     if isinstance(ty, IntegerType):
         bits = ty.width.data
         value = {ReduceKind.SUM: 0, ReduceKind.MAX: -(1 << (bits - 1)), ReduceKind.MIN: (1 << (bits - 1)) - 1}[kind]
+        if unsigned:
+            value = {ReduceKind.SUM: 0, ReduceKind.MAX: 0, ReduceKind.MIN: -1}[kind]
         return IntegerAttr(value, ty)
     value_f = {ReduceKind.SUM: 0.0, ReduceKind.MAX: float("-inf"), ReduceKind.MIN: float("inf")}[kind]
     return FloatAttr(value_f, ty)  # type: ignore[arg-type]
@@ -142,9 +145,15 @@ ScalarBody = Callable[[Operation, Attribute], ScalarFn]
 """The scalar function of an elementwise op, given its result element type."""
 
 
-def _binary(float_name: str, int_name: str) -> ScalarBody:
+def unsigned_operands(op: Operation) -> bool:
+    """Whether the op computes on unsigned integers (ui8), which the export holds as signless i8."""
+    return any(is_unsigned(getattr(v.type, "element_type", None)) for v in op.operands)  # type: ignore[arg-type]
+
+
+def _binary(float_name: str, int_name: str, unsigned_name: str | None = None) -> ScalarBody:
     def body(op: Operation, out_elt: Attribute) -> ScalarFn:
-        name = float_name if is_float(out_elt) else int_name
+        name = float_name if is_float(out_elt) else unsigned_name if unsigned_name and unsigned_operands(op) \
+            else int_name
         return lambda b, a: b.op(name, a, out_elt)
 
     return body
@@ -153,13 +162,15 @@ def _binary(float_name: str, int_name: str) -> ScalarBody:
 def _div(op: Operation, out_elt: Attribute) -> ScalarFn:
     if is_float(out_elt):
         return lambda b, a: b.op("arith.divf", a, out_elt)
-    return lambda b, a: _guarded(b, "arith.divsi", a[0], a[1], out_elt)
+    name = "arith.divui" if unsigned_operands(op) else "arith.divsi"
+    return lambda b, a: _guarded(b, name, a[0], a[1], out_elt)
 
 
 def _fmod_scalar(op: Operation, out_elt: Attribute) -> ScalarFn:
     assert isinstance(op, ops.FmodScalarOp)
     other = op.other.value.data
-    return lambda b, a: _fmod(b, a[0], b.const(_const_attr(other, out_elt), out_elt), out_elt)
+    unsigned = unsigned_operands(op)
+    return lambda b, a: _fmod(b, a[0], b.const(_const_attr(other, out_elt), out_elt), out_elt, unsigned)
 
 
 def _with_scalar(float_name: str, int_name: str) -> ScalarBody:
@@ -213,16 +224,17 @@ SCALAR_BODIES: dict[type[Operation], ScalarBody] = {
     ops.SubOp: _binary("arith.subf", "arith.subi"),
     ops.MulOp: _binary("arith.mulf", "arith.muli"),
     ops.DivOp: _div,
-    ops.MaximumOp: _binary("arith.maximumf", "arith.maxsi"),
-    ops.MinimumOp: _binary("arith.minimumf", "arith.minsi"),
-    ops.FmodOp: lambda op, out_elt: lambda b, a: _fmod(b, a[0], a[1], out_elt),
+    ops.MaximumOp: _binary("arith.maximumf", "arith.maxsi", "arith.maxui"),
+    ops.MinimumOp: _binary("arith.minimumf", "arith.minsi", "arith.minui"),
+    ops.FmodOp: lambda op, out_elt: lambda b, a: _fmod(b, a[0], a[1], out_elt, unsigned_operands(op)),
     ops.FmodScalarOp: _fmod_scalar,
     ops.AddScalarOp: _with_scalar("arith.addf", "arith.addi"),
     ops.MulScalarOp: _with_scalar("arith.mulf", "arith.muli"),
     ops.ReluOp: _relu,
     ops.NegOp: _neg,
     ops.ExpOp: _exp,
-    ops.CastOp: lambda op, out_elt: lambda b, a: _cast(b, a[0], out_elt),
+    ops.CastOp: lambda op, out_elt: lambda b, a: _cast(b, a[0], out_elt, unsigned_operands(op),
+                                                       is_unsigned(op.results[0].type.element_type)),  # type: ignore[attr-defined]
     ops.GeluOp: lambda op, out_elt: lambda b, a: narrow(b, _gelu(b, widen(b, a[0])), out_elt),
     nn.SigmoidOp: _float_only("sigmoid", _sigmoid),
     nn.TanhOp: _float_only("math.tanh", lambda b, w: b.op("math.tanh", [w], w.type)),
@@ -282,23 +294,33 @@ def _guarded(body: Body, name: str, x: SSAValue, y: SSAValue, ty: Attribute) -> 
     return body.op("arith.select", [is_zero, zero, body.op(name, [x, safe], ty)], ty)
 
 
-def _fmod(body: Body, x: SSAValue, y: SSAValue, ty: Attribute) -> SSAValue:
+def _fmod(body: Body, x: SSAValue, y: SSAValue, ty: Attribute, unsigned: bool = False) -> SSAValue:
     """C fmod: arith.remf (in f32 for f16/bf16, as SPEC §2.4 says); integer `x fmod 0` = 0."""
     if isinstance(ty, IntegerType):
-        return _guarded(body, "arith.remsi", x, y, ty)
+        return _guarded(body, "arith.remui" if unsigned else "arith.remsi", x, y, ty)
     return in_f32(body, "arith.remf", [x, y], ty)
 
 
-def _cast(body: Body, x: SSAValue, to: Attribute) -> SSAValue:
+def _cast(body: Body, x: SSAValue, to: Attribute, src_unsigned: bool = False, to_unsigned: bool = False) -> SSAValue:
+    """ops_numpy's casts: i1 is true where nonzero (NaN too) and 1 when widened; ui8 zero-extends."""
     src = x.type
     if src == to:
         return x
     if is_float(src) and is_float(to):
         if _width(src) == _width(to):  # f16 <-> bf16: through f32
-                    return body.op("arith.truncf", [body.op("arith.extf", [x], f32)], to)
+            return body.op("arith.truncf", [body.op("arith.extf", [x], f32)], to)
         return body.op("arith.extf" if _width(to) > _width(src) else "arith.truncf", [x], to)
+    if _width(to) == 1:
+        if is_float(src):
+            zero = body.const(FloatAttr(0.0, src), src)  # type: ignore[arg-type]
+            return body.op("arith.cmpf", [x, zero], i1, {"predicate": IntegerAttr(CMPF_UNE, i64)})
+        zero = body.const(IntegerAttr(0, src), src)
+        return body.op("arith.cmpi", [x, zero], i1, {"predicate": IntegerAttr(CMPI_NE, i64)})
+    unsigned = src_unsigned or _width(src) == 1
     if is_float(to):
-        return body.op("arith.sitofp", [x], to)
+        return body.op("arith.uitofp" if unsigned else "arith.sitofp", [x], to)
     if is_float(src):
-        return body.op("arith.fptosi", [x], to)
-    return body.op("arith.extsi" if _width(to) > _width(src) else "arith.trunci", [x], to)
+        return body.op("arith.fptoui" if to_unsigned else "arith.fptosi", [x], to)
+    if _width(to) > _width(src):
+        return body.op("arith.extui" if unsigned else "arith.extsi", [x], to)
+    return body.op("arith.trunci", [x], to)

@@ -57,6 +57,7 @@ from sbpc.translate.linalg_bodies import (
     is_float,
     narrow,
     scalar_body,
+    unsigned_operands,
     widen,
 )
 from sbpc.translate.to_upstream_grad import GRAD_LOWERINGS
@@ -224,7 +225,7 @@ class FuncEmitter:
         loops = rank + len(axes)
         acc_ty = self.accumulator(out) if kind == ReduceKind.SUM else out
         elt = acc_ty.element_type
-        init = self.filled(acc_ty, identity(kind, elt), lambda k: dim_source(op, sources, k))
+        init = self.filled(acc_ty, identity(kind, elt, unsigned_operands(op)), lambda k: dim_source(op, sources, k))
         body = Body([out.element_type, elt])
         v, acc = body.args
         if v.type != elt:
@@ -232,6 +233,8 @@ class FuncEmitter:
         name = {ReduceKind.SUM: "arith.addf", ReduceKind.MAX: "arith.maximumf", ReduceKind.MIN: "arith.minimumf"}
         if not is_float(elt):
             name = {ReduceKind.SUM: "arith.addi", ReduceKind.MAX: "arith.maxsi", ReduceKind.MIN: "arith.minsi"}
+            if unsigned_operands(op):
+                name = {ReduceKind.SUM: "arith.addi", ReduceKind.MAX: "arith.maxui", ReduceKind.MIN: "arith.minui"}
         result = body.op(name[kind], [acc, v], elt)
         out_map = AffineMap(loops, 0, tuple(AffineDimExpr(i) for i in range(rank)))
         iterators = [IteratorType.PARALLEL] * rank + [IteratorType.REDUCTION] * len(axes)

@@ -242,3 +242,46 @@ def test_torch_matches_torch_functional_and_numpy() -> None:
     np.testing.assert_array_equal(got, np_got)
     got, np_got = both("broadcast_to", np.arange(4, dtype=np.int8).reshape(4, 1))
     np.testing.assert_array_equal(got, np_got)
+
+
+# ---------------------------------------------------------------------------
+# The element types i1, i8, ui8, i32, i64
+# ---------------------------------------------------------------------------
+
+DTYPES = """sbp.placement @p "cpu" [0, 1, 2]
+func.func @main(%x: !sbp.tensor<5x4xf32, @p, [S(0)]>, %a: !sbp.tensor<5x4xi8, @p, [S(1)]>,
+    %u: !sbp.tensor<5x4xui8, @p, [B]>, %k: !sbp.tensor<5x4xi64, @p, [P]>) -> (!sbp.tensor<4x5xf32, @p>,
+    !sbp.tensor<5x4xi8, @p>, !sbp.tensor<5x4xui8, @p>, !sbp.tensor<5xi64, @p>, !sbp.tensor<20xi1, @p>,
+    !sbp.tensor<5x4xf32, @p>) {
+  %0 = sbp.cast %x : !sbp.tensor<5x4xf32, @p, [S(0)]> -> !sbp.tensor<5x4xi1, @p>
+  %1 = sbp.cast %0 : !sbp.tensor<5x4xi1, @p> -> !sbp.tensor<5x4xf32, @p>
+  %2 = sbp.transpose %1 {perm = array<i64: 1, 0>} : !sbp.tensor<5x4xf32, @p> -> !sbp.tensor<4x5xf32, @p>
+  %3 = sbp.add %a, %a : !sbp.tensor<5x4xi8, @p, [S(1)]>, !sbp.tensor<5x4xi8, @p, [S(1)]> -> !sbp.tensor<5x4xi8, @p>
+  %4 = sbp.maximum %u, %u : !sbp.tensor<5x4xui8, @p, [B]>, !sbp.tensor<5x4xui8, @p, [B]> -> !sbp.tensor<5x4xui8, @p>
+  %5 = sbp.add_scalar %4, 200 : i64 : !sbp.tensor<5x4xui8, @p> -> !sbp.tensor<5x4xui8, @p>
+  %6 = sbp.reduce_sum %k {axes = array<i64: 1>} : !sbp.tensor<5x4xi64, @p, [P]> -> !sbp.tensor<5xi64, @p>
+  %7 = sbp.reshape %0 : !sbp.tensor<5x4xi1, @p> -> !sbp.tensor<20xi1, @p>
+  %8 = sbp.cast %u : !sbp.tensor<5x4xui8, @p, [B]> -> !sbp.tensor<5x4xf32, @p>
+  func.return %2, %3, %5, %6, %7, %8 : !sbp.tensor<4x5xf32, @p>, !sbp.tensor<5x4xi8, @p>, !sbp.tensor<5x4xui8, @p>,
+      !sbp.tensor<5xi64, @p>, !sbp.tensor<20xi1, @p>, !sbp.tensor<5x4xf32, @p>
+}
+"""
+
+
+@pytest.mark.parametrize("backend", ["simulator", pytest.param("torch", marks=pytest.mark.torch)])
+def test_new_element_types_run_and_check_exactly(backend: str) -> None:
+    """i1 (casts both ways, reshaped and gathered), i8 (split, wrapping adds), ui8 (above 127, a
+    wrapping scalar), i64 partial sums: every result compared exactly with the reference."""
+    x = np.array([[0.0, 0.5, -2.0, 0.0]] * 5, np.float32)
+    a = np.full((5, 4), 100, np.int8)
+    u = np.array([[0, 127, 128, 255]] * 5, np.uint8)
+    k = np.arange(20, dtype=np.int64).reshape(5, 4)
+    result = sbpc.run(sbpc.parse(DTYPES), [x, a, u, k], backend=backend)  # type: ignore[arg-type]
+    assert result.ok and result.tolerances == [f"result {i}: exact" for i in range(6)]
+    outs = result.outputs
+    np.testing.assert_array_equal(outs[0], (x != 0).astype(np.float32).T)
+    np.testing.assert_array_equal(outs[1], np.full((5, 4), -56, np.int8))  # 200 wraps in i8
+    np.testing.assert_array_equal(outs[2], (u + np.uint8(200)).astype(np.uint8))
+    np.testing.assert_array_equal(outs[3], k.sum(axis=1))
+    assert outs[4].dtype == np.bool_ and outs[4].tolist() == (x != 0).reshape(20).tolist()
+    np.testing.assert_array_equal(outs[5], u.astype(np.float32))

@@ -80,45 +80,43 @@ def test_every_new_op_exports_and_verifies(tmp_path: Path, form: str) -> None:
     _verify(tmp_path / f"{form}.mlir")
 
 
-@pytest.mark.skipif(MLIR_OPT is None or RUNNER is None or not all(p.exists() for p in RUNNER_LIBS),
-                    reason="mlir-opt-22, mlir-runner-22 or their runtime libraries absent")
-def test_one_rank_export_runs_under_mlir_runner(tmp_path: Path) -> None:
-    """The exported program, lowered to LLVM and run by mlir-runner-22, prints what sbp-run computes."""
-    text = _program("0", {})
+needs_runner = pytest.mark.skipif(MLIR_OPT is None or RUNNER is None or not all(p.exists() for p in RUNNER_LIBS),
+                                  reason="mlir-opt-22, mlir-runner-22 or their runtime libraries absent")
+ELEMENTS = {np.dtype(np.float32): "f32", np.dtype(np.int64): "i64", np.dtype(np.int32): "i32",
+            np.dtype(np.uint8): "i8", np.dtype(np.bool_): "i1"}
+
+
+def _run_both(text: str, inputs: dict[str, np.ndarray], tmp_path: Path) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """The one-rank program's f32 results as mlir-runner-22 prints them (its export lowered to LLVM)
+    and as sbp-run computes them."""
     mlir = _emit(text, tmp_path)
-    rng = np.random.default_rng(3)
-    inputs = {"x": rng.standard_normal((4, 6)).astype(np.float32), "g": rng.standard_normal(6).astype(np.float32),
-              "t": rng.standard_normal((10, 6)).astype(np.float32),
-              "i": np.array([3, -1, 9, 10], np.int64), "j": np.array([5, 0, 7, 2], np.int32),
-              "c": np.array([[True], [False], [True], [True]])}
     for name, value in inputs.items():
         np.save(tmp_path / f"{name}.npy", value)
     (tmp_path / "prog.mlir").write_text(text)
     with contextlib.redirect_stdout(io.StringIO()):
         assert run_main([str(tmp_path / "prog.mlir"), "--inputs", ",".join(str(tmp_path / f"{n}.npy") for n in inputs),
                          "--save-outputs", str(tmp_path / "out")]) == 0
-    expected = [np.load(tmp_path / "out" / f"result{k}.npy") for k in range(2)]
+    expected = [np.load(path) for path in sorted((tmp_path / "out").glob("result*.npy"))]
 
-    def dense(a: np.ndarray, elt: str) -> str:
-        values = a.astype(int) if a.dtype == bool else a
-        text = np.array2string(values, separator=", ", precision=9, floatmode="unique") if a.ndim else str(a)
-        if a.dtype == bool:
-            text = text.replace("1", "true").replace("0", "false")
-        return f"dense<{text}> : tensor<{'x'.join(map(str, a.shape))}x{elt}>"
+    def dense(a: np.ndarray) -> str:
+        values = a.astype(np.int64) if a.dtype in (np.bool_, np.uint8) else a
+        body = np.array2string(values, separator=", ", precision=9, floatmode="unique", threshold=10**6)
+        if a.dtype == np.bool_:
+            body = body.replace("1", "true").replace("0", "false")
+        body = body.replace("nan", "0x7FC00000")  # MLIR spells a NaN by its bits
+        return f"dense<{body}> : {_tensor(a)}"
 
-    elts = {"x": "f32", "g": "f32", "t": "f32", "i": "i64", "j": "i32", "c": "i1"}
-    consts = "\n".join(f"    %{n} = arith.constant {dense(v, elts[n])}" for n, v in inputs.items())
-    types = ", ".join(f"tensor<{'x'.join(map(str, v.shape))}x{elts[n]}>" for n, v in inputs.items())
+    consts = "\n".join(f"    %{n} = arith.constant {dense(v)}" for n, v in inputs.items())
+    ins, outs = ", ".join(_tensor(v) for v in inputs.values()), ", ".join(_tensor(e) for e in expected)
+    prints = "\n".join(
+        f"    %m{k} = bufferization.to_buffer %r#{k} : {_tensor(e)} to {_tensor(e, 'memref')}\n"
+        f"    %u{k} = memref.cast %m{k} : {_tensor(e, 'memref')} to memref<*xf32>\n"
+        f"    func.call @printMemrefF32(%u{k}) : (memref<*xf32>) -> ()" for k, e in enumerate(expected))
     driver = f"""func.func private @printMemrefF32(memref<*xf32>)
   func.func @entry() {{
 {consts}
-    %r:2 = func.call @main({", ".join(f"%{n}" for n in inputs)}) : ({types}) -> (tensor<4x6xf32>, tensor<4xf32>)
-    %m0 = bufferization.to_buffer %r#0 : tensor<4x6xf32> to memref<4x6xf32>
-    %u0 = memref.cast %m0 : memref<4x6xf32> to memref<*xf32>
-    func.call @printMemrefF32(%u0) : (memref<*xf32>) -> ()
-    %m1 = bufferization.to_buffer %r#1 : tensor<4xf32> to memref<4xf32>
-    %u1 = memref.cast %m1 : memref<4xf32> to memref<*xf32>
-    func.call @printMemrefF32(%u1) : (memref<*xf32>) -> ()
+    %r:{len(expected)} = func.call @main({", ".join(f"%{n}" for n in inputs)}) : ({ins}) -> ({outs})
+{prints}
     return
   }}
 """
@@ -137,7 +135,53 @@ def test_one_rank_export_runs_under_mlir_runner(tmp_path: Path) -> None:
                           f"--shared-libs={','.join(map(str, RUNNER_LIBS))}"],
                          capture_output=True, text=True, timeout=60)
     assert ran.returncode == 0, ran.stderr
-    printed = [np.array([float(v) for v in re.findall(r"-?\d+(?:\.\d+)?(?:e[-+]\d+)?", part.split("Unranked")[0])])
+    printed = [np.array([float(v) for v in re.findall(r"-?\d+(?:\.\d+)?(?:e[-+]\d+)?|nan", part.split("Unranked")[0])])
                for part in ran.stdout.split("data =")[1:]]
-    np.testing.assert_allclose(printed[0].reshape(4, 6), expected[0], rtol=2e-5, atol=1e-6)
-    np.testing.assert_allclose(printed[1], expected[1], rtol=2e-5, atol=1e-6)
+    return [p.reshape(e.shape) for p, e in zip(printed, expected, strict=True)], expected
+
+
+def _tensor(a: np.ndarray, kind: str = "tensor") -> str:
+    return f"{kind}<{'x'.join(map(str, a.shape))}{'x' if a.shape else ''}{ELEMENTS[a.dtype]}>"
+
+
+@needs_runner
+def test_one_rank_export_runs_under_mlir_runner(tmp_path: Path) -> None:
+    """The exported program, lowered to LLVM and run by mlir-runner-22, prints what sbp-run computes."""
+    rng = np.random.default_rng(3)
+    inputs = {"x": rng.standard_normal((4, 6)).astype(np.float32), "g": rng.standard_normal(6).astype(np.float32),
+              "t": rng.standard_normal((10, 6)).astype(np.float32),
+              "i": np.array([3, -1, 9, 10], np.int64), "j": np.array([5, 0, 7, 2], np.int32),
+              "c": np.array([[True], [False], [True], [True]])}
+    printed, expected = _run_both(_program("0", {}), inputs, tmp_path)
+    for got, want in zip(printed, expected, strict=True):
+        np.testing.assert_allclose(got, want, rtol=2e-5, atol=1e-6)
+
+
+DTYPES = """sbp.placement @p "cpu" [0]
+func.func @main(%x: !sbp.tensor<2x4xf32, @p, [B]>, %u: !sbp.tensor<2x4xui8, @p, [B]>) -> (!sbp.tensor<2x4xf32, @p>,
+    !sbp.tensor<2x4xf32, @p>, !sbp.tensor<2xf32, @p>, !sbp.tensor<2x4xf32, @p>) {
+  %0 = sbp.cast %x : !sbp.tensor<2x4xf32, @p, [B]> -> !sbp.tensor<2x4xi1, @p>
+  %1 = sbp.cast %0 : !sbp.tensor<2x4xi1, @p> -> !sbp.tensor<2x4xf32, @p>
+  %2 = sbp.maximum %u, %u : !sbp.tensor<2x4xui8, @p, [B]>, !sbp.tensor<2x4xui8, @p, [B]> -> !sbp.tensor<2x4xui8, @p>
+  %3 = sbp.cast %2 : !sbp.tensor<2x4xui8, @p> -> !sbp.tensor<2x4xf32, @p>
+  %4 = sbp.reduce_min %u {axes = array<i64: 1>} : !sbp.tensor<2x4xui8, @p, [B]> -> !sbp.tensor<2xui8, @p>
+  %5 = sbp.cast %4 : !sbp.tensor<2xui8, @p> -> !sbp.tensor<2xf32, @p>
+  %6 = sbp.cast %u : !sbp.tensor<2x4xui8, @p, [B]> -> !sbp.tensor<2x4xi32, @p>
+  %7 = sbp.cast %6 : !sbp.tensor<2x4xi32, @p> -> !sbp.tensor<2x4xf32, @p>
+  func.return %1, %3, %5, %7 : !sbp.tensor<2x4xf32, @p>, !sbp.tensor<2x4xf32, @p>, !sbp.tensor<2xf32, @p>,
+      !sbp.tensor<2x4xf32, @p>
+}
+"""
+
+
+@needs_runner
+def test_i1_and_ui8_export_runs_under_mlir_runner(tmp_path: Path) -> None:
+    """Casts to and from i1 (nonzero is true, NaN too; true is 1) and ui8 above 127 (held as signless
+    i8: unsigned max, min, extension and conversion) compute in MLIR what sbp-run computes."""
+    inputs = {"x": np.array([[0.0, -0.0, 0.5, np.nan], [-3.0, 0.0, 1e-30, 2.0]], np.float32),
+              "u": np.array([[0, 127, 128, 255], [200, 3, 250, 129]], np.uint8)}
+    printed, expected = _run_both(DTYPES, inputs, tmp_path)
+    assert expected[0].tolist() == [[0, 0, 1, 1], [1, 0, 1, 1]]
+    assert expected[2].tolist() == [0, 3] and expected[3][1].tolist() == [200, 3, 250, 129]
+    for got, want in zip(printed, expected, strict=True):
+        np.testing.assert_array_equal(got, want)
