@@ -5,20 +5,21 @@ of its operands, written as sbp ops (forward ops wherever the gradient is one, S
 inference decides every gradient's SBP from the ops' rules (`dialects/signatures.py`,
 `dialects/signatures_grad.py`). A rule returns one gradient per operand, None where the operand needs
 none (it does not depend on a parameter, or is not a float). Ops without a rule (fmod, max/min and
-their reductions, the ops of SPEC §7) are a located error when a parameter's gradient flows through
-them.
+their reductions; of SPEC §7 rms_norm, embedding, cross_entropy, slice) are a located error when a
+parameter's gradient flows through them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from xdsl.dialects.builtin import DenseArrayBase, UnitAttr, i64
+from xdsl.dialects.builtin import DenseArrayBase, FloatAttr, UnitAttr, f64, i64
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from sbpc.dialects import sbp_ops as ops
 from sbpc.dialects import sbp_ops_grad as g
+from sbpc.dialects import sbp_ops_nn as nn
 from sbpc.dialects.errors import OpError
 from sbpc.dialects.sbp_op_base import describe_op
 from sbpc.dialects.sharding import broadcast_shapes
@@ -70,6 +71,10 @@ class GradBuilder:
     def div(self, a: SSAValue, b: SSAValue) -> SSAValue:
         shape = broadcast_shapes(tensor_type(a).get_shape(), tensor_type(b).get_shape())
         return self.like(ops.DivOp, [a, b], shape)
+
+    def sub(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        shape = broadcast_shapes(tensor_type(a).get_shape(), tensor_type(b).get_shape())
+        return self.like(ops.SubOp, [a, b], shape)
 
     def neg(self, a: SSAValue) -> SSAValue:
         return self.like(ops.NegOp, [a])
@@ -192,12 +197,59 @@ def _unary(b: GradBuilder, op: Operation, dy: SSAValue, need: Sequence[bool]) ->
     return [b.emit(g.ReduceSumGradOp, [dy], free_type(tensor_type(x)), props)]
 
 
+def _nn(b: GradBuilder, op: Operation, dy: SSAValue, need: Sequence[bool]) -> list[SSAValue | None]:
+    """The ops of SPEC §7 whose gradients are forward ops: sigmoid, tanh, silu, softmax, dropout,
+    broadcast_to, where, concat."""
+    y = op.results[0]
+    if isinstance(op, nn.SigmoidOp):  # σ' = σ - σ²
+        return [b.mul(dy, b.sub(y, b.mul(y, y)))]
+    if isinstance(op, nn.TanhOp):  # tanh' = 1 - tanh²
+        return [b.sub(dy, b.mul(dy, b.mul(y, y)))]
+    if isinstance(op, nn.SiluOp):  # (x·σ)' = σ + x·(σ - σ²)
+        (x,) = op.operands
+        s = b.like(nn.SigmoidOp, [x])
+        return [b.mul(dy, b.add(s, b.mul(x, b.sub(s, b.mul(s, s)))))]
+    if isinstance(op, nn.SoftmaxOp):  # y·(dy - Σ_axis dy·y)
+        return [b.mul(y, b.sub(dy, b.reduce_sum(b.mul(dy, y), [op.get_axis()], True)))]
+    if isinstance(op, nn.DropoutOp):  # the identity at inference
+        return [dy]
+    if isinstance(op, nn.BroadcastToOp):
+        return [b.unbroadcast(dy, _shape(op.operands[0]))]
+    if isinstance(op, nn.WhereOp):
+        cond, x, other = op.operands
+        zeros = b.like(ops.MulScalarOp, [dy], None, {"scalar": FloatAttr(0.0, f64)})
+        ty = free_type(tensor_type(dy))
+        dx = b.unbroadcast(b.emit(nn.WhereOp, [cond, dy, zeros], ty), _shape(x)) if need[1] else None
+        dother = b.unbroadcast(b.emit(nn.WhereOp, [cond, zeros, dy], ty), _shape(other)) if need[2] else None
+        return [None, dx, dother]
+    assert isinstance(op, nn.ConcatOp)
+    axis = op.get_axis()
+    shape = _shape(dy)
+    found: list[SSAValue | None] = []
+    offset = 0
+    for value, wanted in zip(op.operands, need, strict=True):
+        extent = _shape(value)[axis]
+        if wanted:
+            start = [offset if k == axis else 0 for k in range(len(shape))]
+            stop = [offset + extent if k == axis else d for k, d in enumerate(shape)]
+            props: dict[str, Attribute] = {"start": DenseArrayBase.from_list(i64, start),
+                                           "stop": DenseArrayBase.from_list(i64, stop),
+                                           "step": DenseArrayBase.from_list(i64, [1] * len(shape))}
+            found.append(b.like(nn.SliceOp, [dy], _shape(value), props))
+        else:
+            found.append(None)
+        offset += extent
+    return found
+
+
 RULES: dict[type[Operation], Rule] = {
     **dict.fromkeys((ops.AddOp, ops.SubOp, ops.MulOp, ops.DivOp), _binary),
     ops.MatmulOp: _matmul,
     ops.LayerNormOp: _layer_norm,
     **dict.fromkeys((ops.NegOp, ops.ExpOp, ops.ReluOp, ops.GeluOp, ops.AddScalarOp, ops.MulScalarOp, ops.CastOp,
                      ops.ReshapeOp, ops.TransposeOp, ops.ReduceSumOp, ops.ToGlobalOp, ops.BoxingOp), _unary),
+    **dict.fromkeys((nn.SigmoidOp, nn.TanhOp, nn.SiluOp, nn.SoftmaxOp, nn.DropoutOp, nn.BroadcastToOp, nn.WhereOp,
+                     nn.ConcatOp), _nn),
 }
 """Forward op class -> its reverse-mode rule."""
 
