@@ -153,13 +153,15 @@ class Raiser:
                 props[_SCALAR_PROP[cls]] = IntegerAttr(SENTINEL, out) if isinstance(out, IntegerType) else FloatAttr(
                     float(SENTINEL), out)  # type: ignore[arg-type]
             body = Body(list(types))
+            n_in = len(types) - 1
+            typed = Block(arg_types=[TensorType(t, [1]) for t in types[:n_in]])  # bodies read operand/result types
+            reference = cls.create(operands=list(typed.args), result_types=[TensorType(out, [1])], properties=props)
             try:
-                scalar = scalar_body(cls.create(properties=props), out)
+                scalar = scalar_body(reference, out)
             except OpError:  # no body for these types (exp of an integer)
                 self._bodies[key] = (("none",), [])
                 return self._bodies[key]
             assert scalar is not None
-            n_in = len(types) - 1
             block = body.region(scalar(body, body.args[:n_in])).blocks.first
             assert block is not None
             self._bodies[key] = body_expression(block)
