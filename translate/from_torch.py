@@ -289,7 +289,11 @@ def _translate_node(builder: Builder, node: Any, env: Mapping[Any, Any], handler
         handler = handlers.get(packet) if packet is not None else None
     if handler is None:
         raise builder.error(f"ATen op {node.target} has no sbp mapping (sbpc supports: {supported(handlers)})")
-    return handler(builder, args, kwargs)
+    try:
+        return handler(builder, args, kwargs)
+    except (TypeError, ValueError, KeyError, IndexError, AttributeError) as error:  # an argument form not handled
+        raise builder.error(f"cannot translate {node.target} with arguments {node.args}: "
+                            f"{type(error).__name__}: {error}") from None
 
 
 def supported(handlers: Mapping[Any, Handler]) -> str:

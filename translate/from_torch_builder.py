@@ -171,7 +171,7 @@ def to_numpy(tensor: Any) -> np.ndarray:
     t = tensor.detach().cpu()
     if t.dtype == torch.bfloat16:
         return t.float().numpy().astype(dtypes.named("bf16").numpy_dtype())
-    return np.ascontiguousarray(t.numpy())
+    return t.numpy().copy()  # contiguous, its own memory, 0-d kept 0-d (ascontiguousarray makes it 1-d)
 
 
 def ssa_name(name: str, taken: Sequence[str]) -> str:
@@ -192,7 +192,7 @@ def where(node: Any) -> str:
     """`FILE:LINE` of the user's source line an fx node came from (the innermost frame outside torch),
     and the module path it ran in (`h.0.attn (CausalSelfAttention)`) when export recorded it."""
     frames = re.findall(r'File "([^"]+)", line (\d+)', node.meta.get("stack_trace") or "")
-    user = [f for f in frames if not _TORCH_FRAME.search(f[0])]
+    user = [f for f in frames if not _TORCH_FRAME.search(f[0]) and not f[0].endswith("from_torch.py")]
     pick = (user or frames or [None])[-1]
     location = f"{pick[0]}:{pick[1]}" if pick else "<model>"
     stack = node.meta.get("nn_module_stack") or {}

@@ -12,10 +12,11 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from xdsl.dialects.builtin import IntegerType
+from xdsl.dialects.builtin import IntegerType, UnitAttr
 from xdsl.ir import Operation
 
-from sbpc.dialects.sbp_ops import MulScalarOp, ReduceSumOp
+from sbpc.dialects import dtypes
+from sbpc.dialects.sbp_ops import AddOp, MatmulOp, ReduceSumOp
 from sbpc.dialects.sbp_ops_nn import (
     BroadcastToOp,
     ConcatOp,
@@ -30,16 +31,16 @@ from sbpc.dialects.sbp_ops_nn import (
     TanhOp,
     WhereOp,
 )
-from sbpc.translate.from_torch_builder import Builder, Handler, Val
+from sbpc.translate.from_torch_builder import Builder, Const, Handler, Val
 from sbpc.translate.from_torch_ops import (
     aten,
     axis,
     cast_to,
+    like,
     ones_like_last,
     operands,
     reduce,
-    scalar_attr,
-    sdpa,
+    times,
     transpose,
 )
 
@@ -184,15 +185,40 @@ def _cross_entropy(b: Builder, args: Sequence[Any], kwargs: Mapping[str, Any]) -
     total = reduce(b, ReduceSumOp, per, None, False)
     if reduction == 2:
         return total
-    return b.create(MulScalarOp, [total], None, {"scalar": _f(1.0 / math.prod(per.shape), total)})
-
-
-def _f(value: float, like: Val) -> Any:
-    return scalar_attr(value, like.element_type)
+    return times(b, total, 1.0 / math.prod(per.shape))
 
 
 def _sdpa(b: Builder, args: Sequence[Any], kwargs: Mapping[str, Any]) -> Val:
-    return sdpa(b, args, kwargs, softmax)
+    """Scaled dot-product attention as its decomposition: softmax(q k^T · scale + mask) v (a boolean
+    mask selects the scores it keeps, -inf elsewhere; `is_causal` is the lower-triangular one)."""
+    import torch
+
+    names = ("query", "key", "value", "attn_mask", "dropout_p", "is_causal", "scale", "enable_gqa")
+    opts = {**dict(zip(names, args, strict=False)), **kwargs}
+    q, k, v = operands(b, opts["query"], opts["key"], opts["value"])
+    if opts.get("dropout_p", 0.0):
+        raise b.error("scaled_dot_product_attention with dropout_p > 0 (call model.eval() for inference)")
+    if opts.get("enable_gqa") and q.shape[-3] != k.shape[-3]:
+        raise b.error("scaled_dot_product_attention with enable_gqa: repeat the key/value heads explicitly")
+    scale = opts.get("scale") or 1.0 / math.sqrt(q.shape[-1])
+    shape = (*q.shape[:-1], k.shape[-2])
+    scores = times(b, b.emit(MatmulOp.create(operands=[b.use(q), b.use(k)], result_types=[like(b, shape, q)],
+                                             properties={"transpose_b": UnitAttr()})), scale)
+    mask = opts.get("attn_mask")
+    if opts.get("is_causal"):
+        mask = Const(torch.ones(q.shape[-2], k.shape[-2], dtype=torch.bool).tril(), f"{b.node.name}_causal")
+    if mask is not None:
+        mask = b.tensor(mask)
+        if mask.element_type == I1:
+            row = dtypes.of_xdsl(q.element_type)
+            low = Const(torch.tensor(float("-inf"), dtype=getattr(torch, row.numpy_name if row else "float32")),
+                        f"{b.node.name}_neg_inf")
+            scores = b.emit(WhereOp(b.use(mask), b.use(scores), b.use(b.tensor(low)), like(b, shape, q)))
+        else:
+            scores = b.emit(AddOp(b.use(scores), b.use(cast_to(b, mask, q.element_type)), like(b, shape, q)))
+    probs = softmax(b, scores, -1)
+    out = (*shape[:-1], v.shape[-1])
+    return b.emit(MatmulOp.create(operands=[b.use(probs), b.use(v)], result_types=[like(b, out, q)]))
 
 
 def handlers() -> dict[Any, Handler]:

@@ -4,15 +4,14 @@ A handler takes the `Builder`, the node's arguments (translated values `Val`, ca
 `Const`, Python scalars and lists) and keyword arguments, and returns the value of the node (a list
 for multi-result ops such as `split`). The result's type comes from torch's metadata of the node
 (`Builder.result_type`), so that a shape or dtype disagreement with torch is the verifier's located
-error rather than a silent difference. The ops of §7 (softmax, embedding, slice, concat, ...) are
-mapped in `from_torch_nn`, whose handlers replace these where both map an op (softmax, expand,
-dropout, attention).
+error rather than a silent difference. The ops of §7 (softmax, embedding, slice, concat, where,
+broadcast_to, dropout, and attention with them) are mapped in `from_torch_nn`.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from xdsl.dialects.builtin import DenseArrayBase, Float32Type, FloatAttr, IntegerAttr, IntegerType, UnitAttr, i64
@@ -113,7 +112,7 @@ def _binary(cls: type[Operation], scalar_form: str | None = None) -> Handler:
         x, y = args[0], args[1]
         alpha = kwargs.get("alpha", args[2] if len(args) > 2 else 1)
         if alpha != 1:
-            y = scalar_value(y) * alpha if is_scalar(y) else _times(b, b.tensor(y), alpha)
+            y = scalar_value(y) * alpha if is_scalar(y) else times(b, b.tensor(y), alpha)
         if scalar_form is not None and isinstance(x, Val) and is_scalar(y):
             element = b.result_type().element_type
             s = scalar_value(y)
@@ -137,7 +136,8 @@ def _scalar_op(b: Builder, cls: type[Operation], x: Val, s: float | int | bool) 
     return b.create(cls, [x], b.tensor_type(x.shape, x.element_type), {"scalar": scalar_attr(s, x.element_type)})
 
 
-def _times(b: Builder, x: Val, s: float | int) -> Val:
+def times(b: Builder, x: Val, s: float | int) -> Val:
+    """`x * s` (sbp.mul_scalar)."""
     return _scalar_op(b, MulScalarOp, x, s)
 
 
@@ -196,9 +196,9 @@ def _addmm(b: Builder, args: Sequence[Any], kwargs: Mapping[str, Any]) -> Val:
     beta, alpha = kwargs.get("beta", 1), kwargs.get("alpha", 1)
     y = matmul(b, m1, m2)
     if alpha != 1:
-        y = _times(b, y, alpha)
+        y = times(b, y, alpha)
     if beta != 1:
-        bias = _times(b, bias, beta)
+        bias = times(b, bias, beta)
     return b.create(AddOp, [y, bias])
 
 
@@ -214,6 +214,11 @@ def _view(b: Builder, args: Sequence[Any], kwargs: Mapping[str, Any]) -> Val:
 
 def _identity(b: Builder, args: Sequence[Any], kwargs: Mapping[str, Any]) -> Val:
     return b.tensor(args[0])
+
+
+def _assertion(b: Builder, args: Sequence[Any], kwargs: Mapping[str, Any]) -> None:
+    """torch.export's runtime checks of a value's metadata: nothing to compute (static shapes)."""
+    return None
 
 
 def transpose(b: Builder, x: Val, perm: Sequence[int]) -> Val:
@@ -250,23 +255,6 @@ def _to_copy(b: Builder, args: Sequence[Any], kwargs: Mapping[str, Any]) -> Val:
     return cast_to(b, x, b.result_type().element_type)
 
 
-def _dropout(b: Builder, args: Sequence[Any], kwargs: Mapping[str, Any]) -> Val:
-    """Identity at inference (train=False); training dropout is `from_torch_nn`'s sbp.dropout."""
-    train = kwargs.get("train", args[2] if len(args) > 2 else True)
-    if train and (args[1] if len(args) > 1 else kwargs.get("p", 0.5)) > 0:
-        raise b.error("dropout in training mode needs sbp.dropout (call model.eval() for inference)")
-    return b.tensor(args[0])
-
-
-def _expand(b: Builder, args: Sequence[Any], kwargs: Mapping[str, Any]) -> Val:
-    """An expand that only adds or keeps unit dims is a view; a real broadcast is sbp.broadcast_to."""
-    x = b.tensor(args[0])
-    shape = tuple(b.node.meta["val"].shape)
-    if math.prod(shape) == math.prod(x.shape):
-        return Val(x.value, shape) if shape != x.shape else x
-    raise b.error(f"expand of {list(x.shape)} to {list(shape)} needs sbp.broadcast_to")
-
-
 # ---------------------------------------------------------------------------
 # Reductions and normalisation
 # ---------------------------------------------------------------------------
@@ -293,7 +281,7 @@ def _reduction(cls: type[Operation], mean: bool = False) -> Handler:
         y = reduce(b, cls, x, dims, keepdim)
         if mean:
             count = math.prod(x.shape) // max(1, math.prod(y.shape))
-            y = _times(b, y, 1.0 / count)
+            y = times(b, y, 1.0 / count)
         return y
 
     return handle
@@ -319,53 +307,6 @@ def _layer_norm(b: Builder, args: Sequence[Any], kwargs: Mapping[str, Any]) -> V
     gamma = b.tensor(weight) if weight is not None else ones_like_last(b, x, 1.0, f"{b.node.name}_weight")
     beta = b.tensor(bias) if bias is not None else ones_like_last(b, x, 0.0, f"{b.node.name}_bias")
     return b.create(LayerNormOp, [x, gamma, beta], None, {"epsilon": FloatAttr(float(eps), Float32Type())})
-
-
-def softmax(b: Builder, x: Val, dim: int) -> Val:
-    """Softmax over `dim` as max-subtracted exp / sum (`from_torch_nn` maps it to sbp.softmax)."""
-    d = axis(dim, len(x.shape))
-    mx = reduce(b, ReduceMaxOp, x, [d], True)
-    ex = b.create(ExpOp, [b.create(SubOp, [x, mx], like(b, x.shape, x))], like(b, x.shape, x))
-    return b.create(DivOp, [ex, reduce(b, ReduceSumOp, ex, [d], True)], like(b, x.shape, x))
-
-
-def _softmax(b: Builder, args: Sequence[Any], kwargs: Mapping[str, Any]) -> Val:
-    return softmax(b, b.tensor(args[0]), args[1])
-
-
-def causal_mask(b: Builder, rows: int, cols: int, element: Attribute) -> Val:
-    """The additive causal mask (0 on and below the diagonal, -inf above) as a constant argument."""
-    import torch
-
-    row = dtypes.of_xdsl(element)
-    dtype = getattr(torch, row.numpy_name if row is not None and row.numpy_name else "float32")
-    mask = torch.triu(torch.full((rows, cols), float("-inf"), dtype=dtype), diagonal=1)
-    return b.tensor(Const(mask, f"{b.node.name}_causal_mask"))
-
-
-def sdpa(b: Builder, args: Sequence[Any], kwargs: Mapping[str, Any],
-         softmax_of: Callable[[Builder, Val, int], Val] = softmax) -> Val:
-    """Scaled dot-product attention as its decomposition: softmax(q k^T · scale + mask) v."""
-    names = ("query", "key", "value", "attn_mask", "dropout_p", "is_causal", "scale", "enable_gqa")
-    opts = {**dict(zip(names, args, strict=False)), **kwargs}
-    q, k, v = operands(b, opts["query"], opts["key"], opts["value"])
-    if opts.get("dropout_p", 0.0):
-        raise b.error("scaled_dot_product_attention with dropout_p > 0 (call model.eval() for inference)")
-    if opts.get("enable_gqa") and q.shape[-3] != k.shape[-3]:
-        raise b.error("scaled_dot_product_attention with enable_gqa: repeat the key/value heads explicitly")
-    scale = opts.get("scale") or 1.0 / math.sqrt(q.shape[-1])
-    scores_shape = (*q.shape[:-1], k.shape[-2])
-    scores = _times(b, b.create(MatmulOp, [q, k], like(b, scores_shape, q), {"transpose_b": UnitAttr()}), scale)
-    mask = opts.get("attn_mask")
-    if opts.get("is_causal"):
-        mask = causal_mask(b, q.shape[-2], k.shape[-2], q.element_type)
-    elif mask is not None:
-        mask = b.tensor(mask)
-        if mask.element_type == IntegerType(1):
-            raise b.error("a boolean attn_mask: pass an additive float mask (0 / -inf) instead")
-    if mask is not None:
-        scores = b.create(AddOp, [scores, mask], like(b, scores_shape, q))
-    return b.create(MatmulOp, [softmax_of(b, scores, -1), v], like(b, (*scores_shape[:-1], v.shape[-1]), q))
 
 
 # ---------------------------------------------------------------------------
@@ -400,6 +341,7 @@ def handlers() -> dict[Any, Handler]:
                 ops.lift_fresh_copy.default]
     table: dict[Any, Handler] = {op: _view for op in view}
     table.update({op: _identity for op in identity})
+    table.update({op: _assertion for op in (ops._assert_tensor_metadata.default, ops._assert_scalar.default)})
     table.update({
         ops.add.Tensor: _binary(AddOp, "add"), ops.add.Scalar: _binary(AddOp, "add"),
         ops.sub.Tensor: _binary(SubOp, "sub"), ops.sub.Scalar: _binary(SubOp, "sub"),
@@ -411,10 +353,9 @@ def handlers() -> dict[Any, Handler]:
         ops.linear.default: _linear, ops.matmul.default: _matmul, ops.mm.default: _matmul,
         ops.bmm.default: _matmul, ops.addmm.default: _addmm,
         ops.permute.default: _permute, ops.transpose.int: _transpose, ops.t.default: _t,
-        ops.expand.default: _expand, ops._to_copy.default: _to_copy, ops.dropout.default: _dropout,
+        ops._to_copy.default: _to_copy,
         ops.sum.dim_IntList: _reduction(ReduceSumOp), ops.mean.dim: _reduction(ReduceSumOp, mean=True),
         ops.amax.default: _reduction(ReduceMaxOp), ops.amin.default: _reduction(ReduceMinOp),
-        ops.layer_norm.default: _layer_norm, ops.softmax.int: _softmax, ops._softmax.default: _softmax,
-        ops.scaled_dot_product_attention.default: sdpa,
+        ops.layer_norm.default: _layer_norm,
     })
     return table

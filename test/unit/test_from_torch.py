@@ -229,3 +229,20 @@ def test_loss_attention_and_activations() -> None:
     assert res.ok, res.mismatches
     for got, expected in zip(res.outputs, want, strict=True):
         np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
+
+
+def test_attention_masks() -> None:
+    """A boolean attn_mask selects (where, a 0-d -inf constant), a float one adds (after a cast)."""
+    def f(q: Any, m: Any) -> Any:
+        sdpa = torch.nn.functional.scaled_dot_product_attention
+        return sdpa(q, q, q, attn_mask=m), sdpa(q, q, q, attn_mask=m.float() * -1e4)
+
+    torch.manual_seed(0)
+    q, m = torch.randn(2, 4, 8, 16), torch.rand(8, 8) > 0.3
+    m[:, 0] = True
+    prog = sbpc.from_torch(f, (q, m), mesh=[0, 1], sbp={"q": "[S(0)]", "m": "[B]"}, params={"*": "[B]"})
+    assert prog.defaults is not None and prog.defaults[-1].shape == ()  # the -inf, kept 0-d
+    res = sbpc.run(prog)
+    assert res.ok, res.mismatches
+    for got, want in zip(res.outputs, f(q, m), strict=True):
+        np.testing.assert_allclose(got, want.numpy(), rtol=1e-5, atol=1e-6)
