@@ -19,11 +19,14 @@ import re
 import shutil
 import subprocess
 import sysconfig
+from collections.abc import Sequence
 from pathlib import Path
 
+import ml_dtypes
 import numpy as np
 import pytest
 
+from sbpc.tools.sbp_opt import main as opt_main
 from sbpc.tools.sbp_run import main as run_main
 from sbpc.tools.sbp_translate import main as translate_main
 from sbpc.translate.to_upstream_mpi import ENTRY, RUNNER_LIBRARIES, strip_for_runner
@@ -79,7 +82,8 @@ def sbp_run(program: Path, out: Path, seed: int = 0, *flags: str) -> list[np.nda
     """`sbp-run PROGRAM --seed SEED --save-outputs OUT`: the reassembled outputs."""
     with contextlib.redirect_stdout(io.StringIO()):
         assert run_main([str(program), "--seed", str(seed), "--save-outputs", str(out), *flags]) == 0
-    return [np.load(out / f"result{i}.npy") for i in range(len(list(out.glob("result*.npy"))))]
+    saved = [np.load(out / f"result{i}.npy") for i in range(len(list(out.glob("result*.npy"))))]
+    return [a.view(ml_dtypes.bfloat16) if a.dtype.kind == "V" else a for a in saved]  # .npy keeps bf16 as V2
 
 
 def compare(got: list[np.ndarray], expected: list[np.ndarray], rtol: float | None = None,
@@ -99,10 +103,10 @@ def compare(got: list[np.ndarray], expected: list[np.ndarray], rtol: float | Non
 
 
 def check_against_sbp_run(program: Path, tmp_path: Path, seed: int = 0, rtol: float | None = None,
-                          atol: float = 0.0) -> list[np.ndarray]:
-    emit(program, tmp_path / "prog.mpi.mlir", seed)
+                          atol: float = 0.0, flags: Sequence[str] = ()) -> list[np.ndarray]:
+    emit(program, tmp_path / "prog.mpi.mlir", seed, *flags)
     got = run_mpi(tmp_path / "prog.mpi.mlir")
-    compare(got, sbp_run(program, tmp_path / "out", seed), rtol, atol)
+    compare(got, sbp_run(program, tmp_path / "out", seed, *flags), rtol, atol)
     return got
 
 
@@ -153,14 +157,44 @@ func.func @main(%a: !sbp.tensor<4x5xf16, @p, [S(1)]>, %b: !sbp.tensor<5x3xf16, @
   func.return %2, %5 : !sbp.tensor<4x3xf16, @p, [S(0)]>, !sbp.tensor<7xi32, @p, [B]>
 }
 """
+# bf16 partials (gathered, summed in order), i8 and i1 gathers (bits; i1 as i8), a 0-d partial.
+DTYPES = """sbp.placement @p "cpu" [0, 1, 2]
+func.func @main(%a: !sbp.tensor<4x5xbf16, @p, [S(1)]>, %b: !sbp.tensor<5x3xbf16, @p, [S(0)]>,
+                %k: !sbp.tensor<7xi8, @p, [S(0)]>, %s: !sbp.tensor<5xf32, @p, [S(0)]>,
+                %q: !sbp.tensor<7xi1, @p, [S(0)]>)
+    -> (!sbp.tensor<4x3xbf16, @p, [B]>, !sbp.tensor<7xi8, @p, [B]>, !sbp.tensor<f32, @p, [B]>,
+        !sbp.tensor<7xi1, @p, [B]>) {
+  %0 = sbp.matmul %a, %b : !sbp.tensor<4x5xbf16, @p, [S(1)]>, !sbp.tensor<5x3xbf16, @p, [S(0)]>
+      -> !sbp.tensor<4x3xbf16, @p, [P]>
+  %1 = sbp.to_global %0 : !sbp.tensor<4x3xbf16, @p, [P]> -> !sbp.tensor<4x3xbf16, @p, [B]>
+  %2 = sbp.to_global %k : !sbp.tensor<7xi8, @p, [S(0)]> -> !sbp.tensor<7xi8, @p, [B]>
+  %3 = sbp.reduce_sum %s {axes = array<i64: 0>} : !sbp.tensor<5xf32, @p, [S(0)]> -> !sbp.tensor<f32, @p, [P]>
+  %4 = sbp.to_global %3 : !sbp.tensor<f32, @p, [P]> -> !sbp.tensor<f32, @p, [B]>
+  %5 = sbp.to_global %q : !sbp.tensor<7xi1, @p, [S(0)]> -> !sbp.tensor<7xi1, @p, [B]>
+  func.return %1, %2, %4, %5 : !sbp.tensor<4x3xbf16, @p, [B]>, !sbp.tensor<7xi8, @p, [B]>,
+      !sbp.tensor<f32, @p, [B]>, !sbp.tensor<7xi1, @p, [B]>
+}
+"""
+PROGRAMS = {"kinds": KINDS, "f16_partial": F16_PARTIAL, "dtypes": DTYPES}
 
 
 @needs_mpi
-@pytest.mark.parametrize("name", ["kinds", "f16_partial"])
+@pytest.mark.parametrize("name", ["kinds", "f16_partial", pytest.param("dtypes", marks=pytest.mark.exhaustive)])
 def test_collectives_and_uneven_shards(name: str, tmp_path: Path) -> None:
     program = tmp_path / f"{name}.mlir"
-    program.write_text({"kinds": KINDS, "f16_partial": F16_PARTIAL}[name])
+    program.write_text(PROGRAMS[name])
     check_against_sbp_run(program, tmp_path, 1)
+
+
+def test_two_mesh_sizes_are_a_located_error(tmp_path: Path) -> None:
+    """MPI rank r is rank r of every placement: placements of different sizes are refused, located."""
+    program = tmp_path / "two.mlir"
+    program.write_text('sbp.placement @q "cpu" [0, 1, 2]\n' + (ROOT / "examples/seed.mlir").read_text())
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        assert translate_main([str(program), "--emit-mlir=mpi", "-o", str(tmp_path / "out.mlir")]) == 1
+    assert re.match(r".*two\.mlir:1:1: error: sbp.placement: --emit-mlir=mpi runs one mesh: the placements "
+                    r"have \[2, 3\] ranks", err.getvalue()), err.getvalue()
 
 
 @needs_mpi
@@ -175,11 +209,21 @@ def test_wrong_rank_count_is_an_error(tmp_path: Path) -> None:
 # the blocks' exp/tanh/sqrt come from LLVM's math, not numpy's, so they agree to a few ulps (f32) or
 # f16 roundings that flip and propagate (transformer_block: 1-4 f16 ulps on 11 % of the elements).
 EXAMPLES = {"mlp_tp": (None, 0.0), "fmod": (None, 0.0), "gpt_block_megatron": (1e-4, 1e-5),
-            "transformer_block": (4e-3, 1e-3)}
+            "transformer_block": (4e-3, 1e-3), "gpt_block": (1e-4, 1e-5), "mlp_train": (1e-4, 1e-5)}
+GLOBAL = "infer-sbp{rule=global},materialize-boxing,lower-boxing,spmdize"
+PIPELINES = {"gpt_block": GLOBAL, "mlp_train": GLOBAL}  # free weights
+STEP = "autodiff{optimizer=adamw lr=0.001}"
+"""mlp_train runs as the README makes it: one AdamW step (`sbp-opt -p autodiff{...}`) first."""
 
 
 @needs_mpi
 @pytest.mark.exhaustive
 @pytest.mark.parametrize("example", sorted(EXAMPLES))
 def test_examples_under_mpiexec(example: str, tmp_path: Path) -> None:
-    check_against_sbp_run(ROOT / "examples" / f"{example}.mlir", tmp_path, 0, *EXAMPLES[example])
+    program = ROOT / "examples" / f"{example}.mlir"
+    if example == "mlp_train":
+        step = tmp_path / "step.mlir"
+        assert opt_main([str(program), "-p", STEP, "-o", str(step)]) == 0
+        program = step
+    flags = ["--pipeline", PIPELINES[example]] if example in PIPELINES else []
+    check_against_sbp_run(program, tmp_path, 0, *EXAMPLES[example], flags=flags)
