@@ -12,7 +12,11 @@ A fault is injected into one run of a correct compiled program on the simulator,
 * `swap_shards`: two ranks holding different pieces of a split input exchange them.
 
 `FAULTS` lists which collectives each fault applies to; `inject` runs the faulty plan and returns
-the `RunResult` (None if the program offers no place for that fault).
+the `RunResult` (None if the program offers no place for that fault). Faults go only where they can
+show: into collectives and inputs that some function result depends on (a fault in dead code is no
+wrong plan), a swap only between ranks that differ on a split mesh axis alone (two pieces of one
+partial value may be exchanged harmlessly), and a fault whose run returns, on every rank, bit for bit
+what the fault-free run returns is no place for it either (`inject` gives None).
 """
 
 from __future__ import annotations
@@ -21,7 +25,9 @@ from collections.abc import Sequence
 
 import numpy as np
 from xdsl.context import Context
+from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation, SSAValue
 from xdsl.passes import PassPipeline
 
 from sbpc.dialects.collective_ops import CollectiveOp
@@ -29,7 +35,14 @@ from sbpc.dialects.collectives import Coord, Shards, execute_step
 from sbpc.dialects.sbp import SplitAttr
 from sbpc.runtime.distribute import distribute
 from sbpc.runtime.engine import Located, RunResult, compile_module, reassemble
-from sbpc.runtime.simulator import collective_step, function_signature, modelled_bytes, simulate, total_sent
+from sbpc.runtime.simulator import (
+    collective_step,
+    find_function,
+    function_signature,
+    modelled_bytes,
+    simulate,
+    total_sent,
+)
 
 FAULTS: dict[str, tuple[str, ...]] = {
     "drop": ("all_reduce", "reduce_scatter", "all_gather", "all_to_all"),
@@ -47,6 +60,28 @@ def _rotate(shards: Shards) -> Shards:
     for c in sorted(shards):
         by_shape.setdefault(shards[c].shape, []).append(c)
     return {c: shards[group[(i + 1) % len(group)]] for group in by_shape.values() for i, c in enumerate(group)}
+
+
+def _live(fn: func.FuncOp) -> set[SSAValue]:
+    """The values of `fn` that some returned value depends on."""
+    block = fn.body.blocks.first
+    assert block is not None and block.last_op is not None
+    live: set[SSAValue] = set()
+    todo = list(block.last_op.operands)
+    while todo:
+        value = todo.pop()
+        if value in live:
+            continue
+        live.add(value)
+        if isinstance(value.owner, Operation):  # not a block argument
+            todo.extend(value.owner.operands)
+    return live
+
+
+def _split_neighbours(a: Coord, b: Coord, sbp: Sequence[object]) -> bool:
+    """`a` and `b` differ on exactly one mesh axis, and that axis splits the value."""
+    differ = [k for k, (x, y) in enumerate(zip(a, b, strict=True)) if x != y]
+    return len(differ) == 1 and isinstance(sbp[differ[0]], SplitAttr)
 
 
 def _only(shards: Shards, keep: Coord, times: int = 1) -> Shards:
@@ -87,13 +122,17 @@ def inject(ctx: Context, module: ModuleOp, located: Located, inputs: Sequence[np
     shards = [distribute(x, d.sbp, d.hierarchy, rng) for x, d in zip(inputs, arg_dists, strict=True)]
     seen = [0]
     done = [False]
+    live = _live(find_function(compiled, entry))
+    clean = [dict(s) for s in shards]
     if fault == "swap_shards":
+        args = find_function(compiled, entry).body.blocks.first
+        assert args is not None
         for i, dist in enumerate(arg_dists):
-            if not any(isinstance(e, SplitAttr) for e in dist.sbp):
+            if not any(isinstance(e, SplitAttr) for e in dist.sbp) or args.args[i] not in live:
                 continue
             coords = sorted(shards[i])
             pair = next(((a, b) for a in coords for b in coords
-                         if shards[i][a].shape == shards[i][b].shape
+                         if _split_neighbours(a, b, dist.sbp) and shards[i][a].shape == shards[i][b].shape
                          and not np.array_equal(shards[i][a], shards[i][b])), None)
             if pair is not None:
                 a, b = pair
@@ -102,7 +141,7 @@ def inject(ctx: Context, module: ModuleOp, located: Located, inputs: Sequence[np
                 break
 
     def tamper(op: CollectiveOp, operand: Shards, result: Shards) -> Shards:
-        if done[0] or op.KIND not in FAULTS[fault]:
+        if done[0] or op.KIND not in FAULTS[fault] or op.results[0] not in live:
             return result
         out = _tampered(fault, op, operand, result)
         if out is None:
@@ -116,6 +155,9 @@ def inject(ctx: Context, module: ModuleOp, located: Located, inputs: Sequence[np
     outputs, records = simulate(compiled, entry, shards, None, tamper)
     if not done[0]:
         return None
+    unfaulted, _ = simulate(compiled, entry, clean)
+    if all(np.array_equal(o[c], u[c], equal_nan=True) for o, u in zip(outputs, unfaulted, strict=True) for c in o):
+        return None  # the program's results do not see the fault (e.g. a minimum it does not win)
     results, failures = reassemble(outputs, res_dists)
     sent = total_sent(records)
     return RunResult(entry, list(inputs), results, [r.line() for r in records], sent, modelled_bytes(compiled, entry),

@@ -150,3 +150,25 @@ func.func @main(%x: !sbp.tensor<7x4xf32, @p, [S(0)]>) -> !sbp.tensor<7x4xf32, @p
     assert run is not None
     engine.check(run, module, located)
     assert not run.ok
+
+
+@pytest.mark.parametrize("seed", [0, 2, 5])
+def test_faults_in_random_programs_are_caught_where_they_show(seed: int) -> None:
+    """Random programs have dead values, P(max) inputs and minimums: a fault goes only where a result
+    can see it (live collectives, swaps across a split axis, a run that differs from the fault-free
+    one), and there it is caught."""
+    program = sbpc.parse(random_program(seed))
+    module, located = program.module, program._located()
+    fn = engine.entry_function(module, "main", located)
+    types = engine.argument_types(module, fn, located)
+    placed = 0
+    for fault in sorted(FAULTS):
+        rng = np.random.default_rng(0)
+        run = inject(program.ctx, module, located, engine.random_inputs(types, rng, fn), checked_pipeline(COST),
+                     fault, rng)
+        if run is None:
+            continue
+        engine.check(run, module, located)
+        assert not run.ok, f"{fault} was not caught"
+        placed += 1
+    assert placed >= 3
