@@ -429,11 +429,19 @@ class _Model:
         return status, solution, float(info.objective_function_value), float(info.mip_dual_bound)
 
 
+def _forbid(model: _Model, first: int, costs: np.ndarray) -> None:
+    """Columns of infinite cost (a forbidden choice or pair: `sbp-solve`'s contest problems) are
+    fixed at 0 rather than priced."""
+    for k in np.flatnonzero(np.isposinf(costs)):
+        model.upper[first + int(k)] = 0.0
+
+
 def _one_hots(model: _Model, problem: FactorProblem, with_costs: bool) -> list[int]:
     starts = []
     for table in problem.unary:
-        costs = np.nan_to_num(np.asarray(table, dtype=float) * MIP_UNIT) if with_costs else np.zeros(len(table))
-        first = model.columns(costs, integer=True)
+        costs = np.asarray(table, dtype=float) * MIP_UNIT if with_costs else np.zeros(len(table))
+        first = model.columns(np.where(np.isposinf(costs), 0.0, np.nan_to_num(costs)), integer=True)
+        _forbid(model, first, costs)
         starts.append(first)
         model.row(1.0, 1.0, list(range(first, first + len(table))), [1.0] * len(table))
     return starts
@@ -449,7 +457,9 @@ def _pair_rows(model: _Model, problem: FactorProblem, starts: list[int]) -> None
                 model.costs[starts[u] + c] += float(classes.flat[0]) * MIP_UNIT
             continue
         a, b = classes.shape
-        first = model.columns(classes.reshape(-1) * MIP_UNIT, integer=False)
+        costs = classes.reshape(-1) * MIP_UNIT
+        first = model.columns(np.where(np.isposinf(costs), 0.0, costs), integer=False)
+        _forbid(model, first, costs)
         for i in range(a):  # Σ_B y[i, B] = Σ_{c in row class i} x_u[c]
             members = [starts[u] + c for c in np.flatnonzero(row_of == i)]
             model.row(0.0, 0.0, [first + i * b + j for j in range(b)] + members, [1.0] * b + [-1.0] * len(members))

@@ -1,0 +1,153 @@
+"""`solve_strategy`: the solver of `sbp-solve` (SPEC §9) on a `StrategyProblem`.
+
+1. `reduce.reduce_problem`: exact reductions (infinite costs, followers, dominance, degree ≤ 2,
+   the memory rows that can bind); an all-infinite node, or usages whose minimum already exceeds
+   the limit, is infeasibility, reported with the smallest usage limit found.
+2. Without binding memory rows the reduced problem is a plain min-sum problem: exact elimination
+   (`factor.eliminate`) where it stays narrow.
+3. Otherwise `local.improve` gives a feasible plan fast, then where the reduced problem is small
+   enough HiGHS (`factor.solve_mip` over the compressed rows of `sharding.py`) runs from it to
+   optimality or its limits; its dual bound is the proof. Where it is not, the bound is the
+   optimum without memory (elimination), which no plan within the limit can beat.
+
+Costs are the contest's integers, so a bound is rounded up to the next integer: the plan is proved
+optimal when the bound reaches its cost (never by a MIP's relative-gap tolerance). Work limits
+(local-search rounds, HiGHS's node and iteration limits) make the answer a function of the problem;
+`time_limit` only caps the run.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from sbpc.passes.solver.factor import MIP_UNIT, eliminate, solve_mip
+from sbpc.passes.solver.local import Graph, improve
+from sbpc.passes.solver.reduce import INFINITE, Infeasible, Reduction, reduce_problem
+from sbpc.passes.solver.sharding import factor_problem, memory_rows
+from sbpc.passes.solver.strategy import StrategyProblem, evaluate, peak_usage
+
+MIP_PAIR_ENTRIES = 1_500_000
+"""HiGHS runs on the reduced problem when its pair matrices hold at most this many entries and"""
+MIP_ROW_ENTRIES = 2_000_000
+"""its memory rows at most this many coefficients."""
+ROUNDS = 3000
+"""Local-search rounds (perturb a piece, descend): the primal's work limit."""
+PRIMAL_SHARE = 0.6
+"""Of a time limit, the share the local search may take when HiGHS runs after it."""
+
+
+@dataclass
+class Outcome:
+    """A plan (original strategies) with its cost and a proved lower bound, or infeasibility with
+    the smallest usage limit found (`min_limit`)."""
+
+    solution: np.ndarray | None
+    cost: float
+    bound: float
+    seconds: float
+    method: str
+    min_limit: float | None = None
+
+    @property
+    def gap(self) -> float:
+        if self.solution is None or self.cost <= 0:
+            return 0.0
+        return max(0.0, (self.cost - self.bound) / self.cost)
+
+
+def smallest_limit(problem: StrategyProblem) -> float:
+    """The peak of the plan taking each node's smallest finite-cost usage (a usage limit some plan
+    meets when no edge forbids it; below the per-node minima no plan fits)."""
+    choice = np.zeros(problem.n, np.int64)
+    for i in range(problem.n):
+        usage = problem.usage(i).astype(float)
+        usage[problem.cost(i) >= INFINITE] = np.inf
+        choice[i] = int(np.argmin(usage))
+    return float(peak_usage(problem, choice))
+
+
+def _graph(red: Reduction, variables: list[int], rows) -> Graph:  # type: ignore[no-untyped-def]
+    index = {a: i for i, a in enumerate(variables)}
+    near = [[(index[b], m) for b, m in sorted(red.adj[a].items())] for a in variables]
+    return Graph([red.unary[a] for a in variables], near, rows, red.constant)
+
+
+def _ceil(bound: float) -> float:
+    """An integer-cost problem's bound rounded up (less the float sums' rounding)."""
+    if not math.isfinite(bound):
+        return bound
+    return float(math.ceil(bound - 1e-9 * max(abs(bound), 1.0)))
+
+
+def solve_strategy(problem: StrategyProblem, time_limit: float | None = None, rounds: int = ROUNDS) -> Outcome:
+    """The best plan found and a proved lower bound (module docstring)."""
+    started = time.perf_counter()
+    deadline = None if time_limit is None else started + time_limit
+    try:
+        red = reduce_problem(problem)
+    except Infeasible as why:
+        return Outcome(None, math.inf, math.inf, time.perf_counter() - started, f"infeasible: {why}",
+                       smallest_limit(problem))
+    variables = red.variables()
+    rows = memory_rows(red, variables, problem.usage_limit)
+    factors = factor_problem(red, variables, rows)
+    integral = all(np.issubdtype(x.dtype, np.integer) for x in (problem.node_costs, problem.edge_costs))
+    tidy = _ceil if integral else (lambda b: b)
+
+    def outcome(choice: np.ndarray, bound: float, method: str) -> Outcome:
+        solution = red.expand({a: int(c) for a, c in zip(variables, choice, strict=True)})
+        judged = evaluate(problem, solution)
+        cost = float(judged.cost)
+        return Outcome(solution, cost, min(cost, tidy(bound)), time.perf_counter() - started, method)
+
+    free = eliminate(factors)  # the optimum without memory: exact, or a bound under the limit
+    if free is not None and (not len(rows.constant) or (rows.of(np.array(free.choice)) <= rows.limit).all()):
+        return outcome(np.array(free.choice), free.objective * MIP_UNIT, "elimination")
+    bound = split_bound(red, variables) if free is None else free.objective * MIP_UNIT
+    graph = _graph(red, variables, rows)
+    pairs = sum(m.size for m in factors.pairs.values())
+    small = pairs <= MIP_PAIR_ENTRIES and sum(u.size for u in rows.usage) <= MIP_ROW_ENTRIES
+    share = PRIMAL_SHARE if small or (free is None and pairs <= MIP_PAIR_ENTRIES) else 1.0
+    found = improve(graph, rounds=rounds, deadline=None if deadline is None else started + share * time_limit)
+    method = "local search"
+    plan = None if found is None else found[0]
+    left = None if deadline is None else max(deadline - time.perf_counter(), 1.0)
+    if small:  # the whole reduced problem, memory rows and all
+        exact = solve_mip(factors, rows.limit, left, 1e-9, None if plan is None else [int(c) for c in plan])
+        if exact is not None:
+            bound = max(bound, exact.lower_bound * MIP_UNIT)
+            if plan is None or exact.objective * MIP_UNIT < graph.value(plan):
+                plan = np.array(exact.choice)
+            method += "+highs"
+        elif plan is None:
+            return Outcome(None, math.inf, math.inf, time.perf_counter() - started, "infeasible (HiGHS)",
+                           smallest_limit(problem))
+    elif free is None and pairs <= MIP_PAIR_ENTRIES:  # a bound: HiGHS without the memory rows
+        relaxed = solve_mip(factors, None, left, 1e-9)
+        if relaxed is not None:
+            bound = max(bound, relaxed.lower_bound * MIP_UNIT)
+            method += "+highs bound"
+    if plan is None:
+        return Outcome(None, math.inf, bound, time.perf_counter() - started, "no plan found within the limit",
+                       smallest_limit(problem))
+    return outcome(plan, bound, method)
+
+
+def split_bound(red: Reduction, variables: list[int]) -> float:
+    """A lower bound without memory: every variable's unary split evenly over its pairs, each pair
+    (and each lone variable) minimised on its own (a sum of minima is at most the minimum of the sum)."""
+    total = red.constant
+    for a in variables:
+        near = red.adj[a]
+        if not near:
+            total += float(red.unary[a].min())
+            continue
+        share = red.unary[a] / len(near)
+        for b, matrix in near.items():
+            if a < b:
+                total += float((share[:, None] + matrix + red.unary[b][None, :] / len(red.adj[b])).min())
+    return total

@@ -1,0 +1,206 @@
+"""The anytime primal of `sbp-solve`: local search on the reduced strategy problem under memory rows.
+
+* `Search.descend`: iterated conditional modes — each variable in turn takes its best choice given
+  its neighbours' (unary + the matrix columns of the neighbours' choices), among the choices that
+  keep every memory row within the limit (or, while the plan does not fit yet, priced by
+  per-row penalties: soft memory, the contest winner's idea);
+* `Search.pair_moves`: both ends of an edge at once (the best cell of the pair's whole table given
+  the rest, then the first that fits), which leaves the single-variable optima ICM stops in;
+* `improve`: a fast feasible start (ICM unconstrained, then penalties raised on the rows over
+  the limit until the plan fits, then the feasible descent), then iterated local search: perturb
+  a connected piece around a seeded random variable (LENS's component moves), descend, keep if
+  better. Every loop has a work limit (`rounds`); the seeded generator makes the result a function
+  of the problem and that budget, and a `deadline` only cuts it short.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from sbpc.passes.solver.sharding import Rows
+
+
+@dataclass
+class Graph:
+    """Reduced variables 0..V-1: unary costs, oriented neighbour matrices, memory rows."""
+
+    unary: list[np.ndarray]
+    near: list[list[tuple[int, np.ndarray]]]
+    rows: Rows
+    constant: float = 0.0
+
+    def __post_init__(self) -> None:
+        self.cols = [np.ascontiguousarray(u.T) for u in self.rows.usage]
+        """Per variable, its usage per choice (rows), each choice's contiguous."""
+
+    def value(self, choice: np.ndarray) -> float:
+        total = self.constant + sum(float(u[c]) for u, c in zip(self.unary, choice, strict=True))
+        for a, near in enumerate(self.near):
+            for b, matrix in near:
+                if a < b:
+                    total += float(matrix[choice[a], choice[b]])
+        return total
+
+
+class Search:
+    """A plan, its row usages, and the moves."""
+
+    def __init__(self, graph: Graph, choice: np.ndarray, used: np.ndarray | None = None):
+        self.graph = graph
+        self.choice = choice.copy()
+        self.used = graph.rows.of(self.choice) if used is None else used.copy()
+        self.penalty = np.zeros(len(self.used))
+
+    def copy(self) -> Search:
+        return Search(self.graph, self.choice, self.used)
+
+    def local(self, a: int) -> np.ndarray:
+        """Variable a's cost per choice given the rest."""
+        g = self.graph
+        total = g.unary[a].copy()
+        for b, matrix in g.near[a]:
+            total += matrix[:, self.choice[b]]
+        return total
+
+    def fits_one(self, a: int, c: int) -> bool:
+        """Whether a's choice c keeps every row within the limit."""
+        cols, rows = self.graph.cols[a], self.graph.rows.rows[a]
+        if not len(rows):
+            return True
+        delta = cols[c] - cols[self.choice[a]]
+        return bool((self.used[rows] + delta <= self.graph.rows.limit * (1 + 1e-12)).all())
+
+    def move(self, a: int, c: int) -> None:
+        cols, rows = self.graph.cols[a], self.graph.rows.rows[a]
+        if len(rows):
+            self.used[rows] += cols[c] - cols[self.choice[a]]
+        self.choice[a] = c
+
+    def descend(self, order: np.ndarray | list[int], feasible: bool, sweeps: int, deadline: float | None) -> None:
+        """ICM from the variables `order`: a variable that moves puts its neighbours back on the
+        work list; at most `sweeps` × len(order) + the neighbours' visits, a work limit."""
+        g = self.graph.rows
+        queue = list(order)
+        queued = set(queue)
+        budget = sweeps * max(len(queue), 1)
+        head = 0
+        while head < len(queue) and budget > 0:
+            a = queue[head]
+            head += 1
+            budget -= 1
+            queued.discard(a)
+            cost = self.local(a)
+            if not feasible and self.penalty.any() and len(g.rows[a]):
+                cost = cost + self.penalty[g.rows[a]] @ g.usage[a]
+            now = cost[self.choice[a]]
+            better = np.flatnonzero(cost < now - 1e-9 * abs(now))
+            c = -1
+            for k in better[np.argsort(cost[better], kind="stable")]:
+                if not feasible or self.fits_one(a, int(k)):
+                    c = int(k)
+                    break
+            if c >= 0:
+                self.move(a, c)
+                for b, _ in self.graph.near[a]:
+                    if b not in queued:
+                        queue.append(b)
+                        queued.add(b)
+            if head % 1024 == 0 and deadline is not None and time.perf_counter() > deadline:
+                return
+
+    def pair_moves(self, deadline: float | None) -> bool:
+        """The best feasible joint change of each edge's two ends; True if any improved."""
+        g = self.graph
+        improved = False
+        for a, near in enumerate(g.near):
+            for b, matrix in near:
+                if b < a:
+                    continue
+                ca, cb = self.choice[a], self.choice[b]
+                la = self.local(a) - matrix[:, cb]
+                lb = self.local(b) - matrix[ca, :]
+                table = la[:, None] + lb[None, :] + matrix
+                now = table[ca, cb]
+                for flat in np.argsort(table, axis=None)[:8]:
+                    i, j = divmod(int(flat), table.shape[1])
+                    if not table[i, j] < now - 1e-9 * abs(now):
+                        break
+                    old = (ca, cb)
+                    self.move(a, i)
+                    self.move(b, j)
+                    if self.within():
+                        improved = True
+                        break
+                    self.move(b, old[1])
+                    self.move(a, old[0])
+            if deadline is not None and time.perf_counter() > deadline:
+                break
+        return improved
+
+    def within(self) -> bool:
+        return bool((self.used <= self.graph.rows.limit * (1 + 1e-12)).all())
+
+
+def _piece(graph: Graph, rng: np.random.Generator, size: int) -> list[int]:
+    """A connected set of about `size` variables around a random one (breadth first)."""
+    start = int(rng.integers(len(graph.unary)))
+    seen, frontier = [start], [start]
+    chosen = {start}
+    while frontier and len(seen) < size:
+        a = frontier.pop(0)
+        for b, _ in graph.near[a]:
+            if b not in chosen and len(seen) < size:
+                chosen.add(b)
+                seen.append(b)
+                frontier.append(b)
+    return seen
+
+
+def improve(graph: Graph, rounds: int = 200, seed: int = 0, deadline: float | None = None,
+            start: np.ndarray | None = None) -> tuple[np.ndarray, float] | None:
+    """The best plan within the rows found (see the module's docstring), or None if none fits."""
+    n = len(graph.unary)
+    order = np.arange(n)
+    finite = [np.isfinite(u) for u in graph.unary]
+    first = np.array([int(np.argmin(u)) for u in graph.unary]) if start is None else start
+    search = Search(graph, first)
+    search.descend(order, feasible=False, sweeps=50, deadline=deadline)
+    limit = graph.rows.limit
+    scale = max(float(np.mean([np.min(u[f]) for u, f in zip(graph.unary, finite, strict=True) if f.any()] or [1.0])),
+                1.0) / max(limit, 1.0)
+    for _ in range(60):
+        if search.within():
+            break
+        over = np.maximum(search.used - limit, 0.0)
+        search.penalty = search.penalty * 1.0 + scale * (1 + over / max(limit, 1.0)) * (over > 0) * 10
+        scale *= 2
+        search.descend(order, feasible=False, sweeps=10, deadline=deadline)
+    if not search.within():
+        return None
+    search.penalty[:] = 0
+    search.descend(order, feasible=True, sweeps=100, deadline=deadline)
+    while search.pair_moves(deadline):
+        search.descend(order, feasible=True, sweeps=100, deadline=deadline)
+        if deadline is not None and time.perf_counter() > deadline:
+            break
+    best, best_value, kept = search.choice.copy(), graph.value(search.choice), search.copy()
+    rng = np.random.default_rng(seed)
+    for _ in range(rounds):
+        if deadline is not None and time.perf_counter() > deadline:
+            break
+        trial = kept.copy()
+        piece = _piece(graph, rng, int(rng.integers(2, 12)))
+        for a in piece:  # a random feasible choice for each variable of the piece
+            options = np.flatnonzero(finite[a])
+            options = options[[trial.fits_one(a, int(c)) for c in options]]
+            if len(options):
+                trial.move(a, int(rng.choice(options)))
+        around = sorted({b for a in piece for b, _ in graph.near[a]} | set(piece))
+        trial.descend(around, feasible=True, sweeps=100, deadline=deadline)
+        value = graph.value(trial.choice)
+        if value < best_value - 1e-9 * abs(best_value) and trial.within():
+            best, best_value, kept = trial.choice.copy(), value, trial
+    return best, best_value
