@@ -143,7 +143,7 @@ def test_importing_a_subpackage_does_not_load_the_api(tmp_path) -> None:
     exported, listed = (line.split() for line in out.splitlines())
     api = {"DEFAULT_PIPELINE", "Error", "Program", "RunResult", "compile", "parse", "parse_file", "report",
            "report_text", "run"}
-    assert set(exported) == {"__version__", *api}
+    assert set(exported) == {"__version__", *api, "from_torch", "parallelize"}
     assert api <= set(listed)
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         sbpc.nope
