@@ -3,10 +3,10 @@
 A gradient that is a forward op is written as one (matmul's gradients are matmuls with transpose
 flags, a broadcast's is a reduce_sum, mul/div/exp's are mul/div, reshape/transpose's are
 reshape/transpose); the ops here are the ones that are not: the masks and slopes of relu and gelu,
-layer_norm's input and gamma gradients, the broadcast back of a reduce_sum, the loss seed, and the
-SGD and AdamW parameter updates. Every op has one result, so that the simulator, the torch ranks, the
-error bounds and the export treat it as any other op; AdamW is `sbp.adam_moment1(m, g)`,
-`sbp.adam_moment2(v, g)` and `sbp.adamw_update(w, m', v')`.
+layer_norm's input and gamma gradients, the broadcast back of a reduce_sum, reduce_max/min's spread
+over the extremal elements, the loss seed, and the SGD and AdamW parameter updates. Every op has one
+result, so that the simulator, the torch ranks, the error bounds and the export treat it as any other
+op; AdamW is `sbp.adam_moment1(m, g)`, `sbp.adam_moment2(v, g)` and `sbp.adamw_update(w, m', v')`.
 SBP rules are `dialects/signatures_grad.py`'s, FLOP counts `dialects/flops.py`'s.
 """
 
@@ -29,7 +29,13 @@ from xdsl.traits import Pure
 from sbpc.dialects.flops import PerElement
 from sbpc.dialects.sbp_op_base import SbpOp, TensorT, as_tensor_type
 from sbpc.dialects.sbp_ops import LAYER_NORM_EPSILON, UnaryOp
-from sbpc.dialects.signatures_grad import ElementwiseGradRule, ExpandRule, LayerNormGradRule, OnesLikeRule
+from sbpc.dialects.signatures_grad import (
+    ElementwiseGradRule,
+    ExpandRule,
+    ExtremumGradRule,
+    LayerNormGradRule,
+    OnesLikeRule,
+)
 
 
 class _SameShapeOp(SbpOp, abc.ABC):
@@ -172,6 +178,42 @@ class ReduceSumGradOp(SbpOp):
 
 
 @irdl_op_definition
+class ReduceExtremumGradOp(SbpOp):
+    """reduce_max's (and reduce_min's) gradient, as torch's amax/amin: dy (of the reduction's result
+    shape, `axes` and `keepdims` as it had them) spread evenly over the elements of x equal to the
+    reduced value y, 0 elsewhere: `dy · (x == y) / count(x == y)`."""
+
+    name = "sbp.reduce_extremum_grad"
+    dy = operand_def(TensorT)
+    x = operand_def(TensorT)
+    y = operand_def(TensorT)
+    axes = prop_def(DenseArrayBase.constr(i64))
+    keepdims = opt_prop_def(UnitAttr)
+    result = result_def(TensorT)
+    traits = traits_def(Pure(), ExtremumGradRule(), PerElement(4.0))
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$dy `,` $x `,` $y attr-dict `:` type($dy) `,` type($x) `,` type($y) `->` type($result)"
+
+    def get_axes(self) -> tuple[int, ...]:
+        return tuple(self.axes.get_values())  # type: ignore[return-value]
+
+    def verify_semantics(self) -> None:
+        dy, x, y = (as_tensor_type(v.type) for v in (self.dy, self.x, self.y))
+        self.expect_float(x)
+        axes = self.get_axes()
+        if len(set(axes)) != len(axes) or any(not 0 <= a < x.rank for a in axes):
+            raise self.fail(f"axes {list(axes)} must be distinct axes of the rank-{x.rank} x")
+        shape = x.get_shape()
+        reduced = [1 if i in axes else d for i, d in enumerate(shape)] if self.keepdims else [
+            d for i, d in enumerate(shape) if i not in axes]
+        for what, t in (("dy", dy), ("y", y)):
+            if list(t.get_shape()) != reduced or t.element_type != x.element_type:
+                raise self.fail(f"{what} is {t.element_type}{list(t.get_shape())}, expected x's reduction "
+                                f"{x.element_type}{reduced}")
+        self.expect_result(shape, x.element_type)
+
+
+@irdl_op_definition
 class OnesLikeOp(UnaryOp):
     """A tensor of ones of x's shape and element type (x's values are not read): the loss's seed."""
 
@@ -278,6 +320,7 @@ class AdamwUpdateOp(_SameShapeOp):
             raise self.fail(f"eps must be >= 0, got {eps:g}")
 
 
-GRAD_OPS = [ReluGradOp, GeluGradOp, LayerNormGradOp, LayerNormGradGammaOp, ReduceSumGradOp, OnesLikeOp,
+GRAD_OPS = [ReluGradOp, GeluGradOp, LayerNormGradOp, LayerNormGradGammaOp, ReduceSumGradOp, ReduceExtremumGradOp,
+            OnesLikeOp,
             SgdUpdateOp, AdamMoment1Op, AdamMoment2Op, AdamwUpdateOp]
 """The ops of this module, for the dialect's op list."""

@@ -108,3 +108,26 @@ class OnesLikeRule(SbpRule):
 
     def list_key(self, op: Operation, in_shapes: tuple[tuple[int, ...], ...]) -> Hashable:
         return len(in_shapes[0])
+
+
+@dataclass(frozen=True)
+class ExtremumGradRule(SbpRule):
+    """reduce_extremum_grad(dy, y: the reduced shape; x): every group of x reduced into one y element
+    must be whole on one rank (the count of ties is global), so only kept axes split, dy, x and y
+    alike; linear in dy: (P, B, B) -> P."""
+
+    def signatures(self, op: Operation, n: int) -> list[Sig]:
+        axes = tuple(op.properties["axes"].get_values())  # type: ignore[attr-defined]
+        keepdims = op.properties.get("keepdims") is not None
+        rank = len(_shape(op.operands[1]))
+        sigs: list[Sig] = []
+        for j in range(rank):
+            if j not in axes:
+                i = j if keepdims else j - sum(1 for a in axes if a < j)
+                sigs.append(((split(i), split(j), split(i)), (split(j),)))
+        sigs.append(((P_SUM, _B, _B), (P_SUM,)))
+        return sigs
+
+    def list_key(self, op: Operation, in_shapes: tuple[tuple[int, ...], ...]) -> Hashable:
+        axes = tuple(op.properties["axes"].get_values())  # type: ignore[attr-defined]
+        return (axes, op.properties.get("keepdims") is not None, len(in_shapes[1]))

@@ -4,9 +4,9 @@ of its operands, written as sbp ops (forward ops wherever the gradient is one, S
 `GradBuilder` emits ops before a fixed point of the function with SBP-free result types, so that the
 inference decides every gradient's SBP from the ops' rules (`dialects/signatures.py`,
 `dialects/signatures_grad.py`). A rule returns one gradient per operand, None where the operand needs
-none (it does not depend on a parameter, or is not a float). Ops without a rule (fmod, max/min and
-their reductions; of SPEC §7 rms_norm, embedding, cross_entropy, slice) are a located error when a
-parameter's gradient flows through them.
+none (it does not depend on a parameter, or is not a float). Ops without a rule (fmod, maximum/minimum;
+of SPEC §7 rms_norm, embedding, cross_entropy, slice) are a located error when a parameter's gradient
+flows through them.
 """
 
 from __future__ import annotations
@@ -190,6 +190,9 @@ def _unary(b: GradBuilder, op: Operation, dy: SSAValue, need: Sequence[bool]) ->
         perm = list(op.get_perm())
         inverse = [perm.index(i) for i in range(len(perm))]
         return [b.like(ops.TransposeOp, [dy], _shape(x), {"perm": DenseArrayBase.from_list(i64, inverse)})]
+    if isinstance(op, ops.ReduceMaxOp | ops.ReduceMinOp):
+        props = {"axes": op.axes, **({"keepdims": UnitAttr()} if op.keepdims is not None else {})}
+        return [b.emit(g.ReduceExtremumGradOp, [dy, x, op.results[0]], free_type(tensor_type(x)), props)]
     assert isinstance(op, ops.ReduceSumOp)
     props: dict[str, Attribute] = {"axes": op.axes}
     if op.keepdims is not None:
@@ -247,7 +250,8 @@ RULES: dict[type[Operation], Rule] = {
     ops.MatmulOp: _matmul,
     ops.LayerNormOp: _layer_norm,
     **dict.fromkeys((ops.NegOp, ops.ExpOp, ops.ReluOp, ops.GeluOp, ops.AddScalarOp, ops.MulScalarOp, ops.CastOp,
-                     ops.ReshapeOp, ops.TransposeOp, ops.ReduceSumOp, ops.ToGlobalOp, ops.BoxingOp), _unary),
+                     ops.ReshapeOp, ops.TransposeOp, ops.ReduceSumOp, ops.ReduceMaxOp, ops.ReduceMinOp, ops.ToGlobalOp,
+                     ops.BoxingOp), _unary),
     **dict.fromkeys((nn.SigmoidOp, nn.TanhOp, nn.SiluOp, nn.SoftmaxOp, nn.DropoutOp, nn.BroadcastToOp, nn.WhereOp,
                      nn.ConcatOp), _nn),
 }

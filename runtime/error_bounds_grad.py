@@ -2,6 +2,8 @@
 the first-order forward analysis of `runtime/error_bounds.py` (which calls these through `GRAD_BOUNDS`):
 
 * ones_like is exact; reduce_sum_grad moves every array of a `Bounded` as it moves elements;
+* reduce_extremum_grad: exact where each group's ties are certain; where an element lies within the
+  bounds of the extremum, any candidate of that group may take any share of dy;
 * relu_grad is dy or 0: exact where x's sign is certain; where x lies within its bound of 0 either
   may come out, so the bound there is |dy| plus dy's bound;
 * gelu_grad scales dy by gelu'(x), which moves by at most max|gelu''| (< 1) times x's bound;
@@ -54,6 +56,34 @@ def _expand(op: Operation, xs: list[Bounded], ctx: BoundContext) -> Bounded:
 
     return Bounded(move(dy.ref), move(dy.err), move(dy.mag), dy.dtype, dy.grid, tuple(move(a) for a in dy.alts),
                    None if dy.core is None else move(dy.core))
+
+
+def _extremum_grad(op: Operation, xs: list[Bounded], ctx: BoundContext) -> Bounded:
+    """dy spread over x's elements equal to y: exact where every group's ties are certain; in a group
+    where an element lies within the bounds of y, any of its candidates may take any share of dy."""
+    assert isinstance(op, g.ReduceExtremumGradOp)
+    dy, x, y = xs
+    axes = op.get_axes()
+    keep = _keep_shape(op, x.ref.shape)
+    ref = run_numpy(op, [dy.ref.astype(F64), x.ref.astype(F64), y.ref.astype(F64)])
+    yk, y_err = y.ref.reshape(keep), y.err.reshape(keep)
+    with np.errstate(all="ignore"):
+        tie = x.ref == yk
+        count = np.maximum(tie.sum(axis=axes, keepdims=True), 1)
+        near = np.abs(x.ref - yk) <= x.err + y_err
+        group = np.any(near & ((x.err > 0) | (y_err > 0)), axis=axes, keepdims=True)
+        err = np.where(group & near, (absolute(dy.ref) + dy.err).reshape(keep),
+                       np.where(tie, dy.err.reshape(keep) / count, 0.0))
+        err = err + np.where(tie & (count > 1), 2.0 * unit(dy.dtype) * np.abs(ref), 0.0)  # dy / count rounds
+        mag = np.where(near, (dy.mag + dy.err).reshape(keep), 0.0) + err
+    exact = not bool(group.any()) and int(count.max(initial=1)) == 1
+    return finish(ref, np.broadcast_to(err, ref.shape), np.broadcast_to(mag, ref.shape), dy.dtype,
+                  dy.grid if exact else None)
+
+
+def _keep_shape(op: g.ReduceExtremumGradOp, shape: tuple[int, ...]) -> tuple[int, ...]:
+    axes = op.get_axes()
+    return tuple(1 if i in axes else d for i, d in enumerate(shape))
 
 
 def _relu_grad(op: Operation, xs: list[Bounded], ctx: BoundContext) -> Bounded:
@@ -172,6 +202,7 @@ def _adamw_update(op: Operation, xs: list[Bounded], ctx: BoundContext) -> Bounde
 GRAD_BOUNDS: dict[type[Operation], Callable[[Operation, list[Bounded], BoundContext], Bounded]] = {
     g.OnesLikeOp: _ones_like,
     g.ReduceSumGradOp: _expand,
+    g.ReduceExtremumGradOp: _extremum_grad,
     g.ReluGradOp: _relu_grad,
     g.GeluGradOp: _gelu_grad,
     g.LayerNormGradOp: _layer_norm_grad,

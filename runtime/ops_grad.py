@@ -169,6 +169,36 @@ class ReduceSumGrad(OpImpl):
         return dy.reshape(_expanded_shape(op, tuple(dy.shape), out)).expand(out).clone()
 
 
+@impl(g.ReduceExtremumGradOp)
+class ReduceExtremumGrad(OpImpl):
+    """`dy · (x == y) / count(x == y)` per reduced group (torch's amax/amin backward)."""
+
+    def numpy(self, op: Operation, operands: list[np.ndarray]) -> np.ndarray:
+        dy, x, y = (wide(v) for v in operands)
+        axes = int_property(op, "axes")
+        keep = _expanded_shape(op, dy.shape, x.shape)
+        mask = x == y.reshape(keep)
+        count = mask.sum(axis=axes, keepdims=True).astype(x.dtype)
+        with np.errstate(all="ignore"):
+            spread = dy.reshape(keep) / np.maximum(count, x.dtype.type(1))
+        return same_dtype(np.where(mask, spread, x.dtype.type(0)), operands[0].dtype)
+
+    def torch(self, op: Operation, operands: list[torch.Tensor]) -> torch.Tensor:
+        import torch
+
+        from sbpc.runtime import ops_torch as T
+
+        axes = int_property(op, "axes")
+
+        def spread(dy: torch.Tensor, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+            keep = _expanded_shape(op, tuple(dy.shape), tuple(x.shape))
+            mask = x == y.reshape(keep)
+            count = mask.sum(dim=axes, keepdim=True).to(x.dtype).clamp(min=1) if axes else mask.to(x.dtype)
+            return torch.where(mask, dy.reshape(keep) / count, torch.zeros((), dtype=x.dtype))
+
+        return T.in_f32(spread, *operands)
+
+
 @impl(g.OnesLikeOp)
 class OnesLike(OpImpl):
     """Ones of x's shape and dtype."""

@@ -3,6 +3,7 @@
 
 * relu_grad, gelu_grad, ones_like, sgd_update, the AdamW moments and update: one parallel loop of their scalar formula;
 * reduce_sum_grad: a parallel loop over the result reading dy without the reduced dims;
+* reduce_extremum_grad: a reduction counting each group's ties, then a parallel loop selecting dy / count;
 * layer_norm_grad / layer_norm_grad_gamma: row sums of x and of the centred squares (σ), of dy·gamma and
   dy·gamma·(x - mean), then a parallel loop (dx), or a reduction over the rows (dgamma).
 
@@ -146,6 +147,46 @@ def reduce_sum_grad(e: Emitter, op: g.ReduceSumGradOp, args: list[SSAValue]) -> 
                     [IteratorType.PARALLEL] * rank, body.region(body.args[0]))
 
 
+CMPF_OEQ = 1
+
+
+def reduce_extremum_grad(e: Emitter, op: g.ReduceExtremumGradOp, args: list[SSAValue]) -> SSAValue:
+    """`x == y ? dy / count : 0`: a reduction counting the ties per group, then a parallel loop reading
+    dy, y and the count without the reduced dims (or at index 0 of them, keepdims)."""
+    dy, x, y = args
+    out = builtin_tensor(op, op.results[0].type)
+    shape = out.get_shape()
+    rank = len(shape)
+    axes = set(op.get_axes())
+    keep = op.keepdims is not None
+    exprs: list[AffineExpr] = []
+    for k in range(rank):
+        if k in axes:
+            if keep:
+                exprs.append(AffineConstantExpr(0))
+            continue
+        exprs.append(AffineDimExpr(k))
+    reduced = AffineMap(rank, 0, tuple(exprs))
+    ident = AffineMap.identity(rank)
+    x_elt = builtin_tensor(op, x.type).element_type
+    wide = _wide(x_elt)
+    count_ty = TensorType(wide, builtin_tensor(op, y.type).get_shape())
+    counts = e.filled(count_ty, identity(ReduceKind.SUM, wide), lambda k: (y, k))
+    body = Body([x_elt, x_elt, wide])
+    tie = body.op("arith.cmpf", [body.args[0], body.args[1]], i1, {"predicate": IntegerAttr(CMPF_OEQ, i64)})
+    one = body.op("arith.select", [tie, _const(body, 1.0, wide), _const(body, 0.0, wide)], wide)
+    iterators = [IteratorType.REDUCTION if k in axes else IteratorType.PARALLEL for k in range(rank)]
+    counted = e.linalg([x, y], counts, [ident, reduced, reduced], iterators,
+                       body.region(body.op("arith.addf", [body.args[2], one], wide)))
+    body = Body([out.element_type, x_elt, x_elt, wide, out.element_type])
+    d, xv, yv, c = widen(body, body.args[0]), body.args[1], body.args[2], body.args[3]
+    tie = body.op("arith.cmpf", [xv, yv], i1, {"predicate": IntegerAttr(CMPF_OEQ, i64)})
+    share = body.op("arith.divf", [d, c], wide)
+    result = narrow(body, body.op("arith.select", [tie, share, _const(body, 0.0, wide)], wide), out.element_type)
+    return e.linalg([dy, x, y, counted], e.empty(out, lambda k: (x, k)), [reduced, ident, reduced, reduced, ident],
+                    [IteratorType.PARALLEL] * rank, body.region(result))
+
+
 def _row_stats(e: Emitter, op: Operation, dy: SSAValue, x: SSAValue, gamma: SSAValue | None
                ) -> tuple[SSAValue, SSAValue, SSAValue | None, SSAValue | None, Attribute]:
     """(centred x, Σ centred², and with gamma Σ dy·γ and Σ dy·γ·centred per row, the wide type)."""
@@ -251,6 +292,7 @@ GRAD_LOWERINGS: dict[type[Operation], Callable[[Any, Any, list[SSAValue]], SSAVa
     g.AdamMoment2Op: _elementwise(_moment),
     g.AdamwUpdateOp: _elementwise(_adamw),
     g.ReduceSumGradOp: reduce_sum_grad,
+    g.ReduceExtremumGradOp: reduce_extremum_grad,
     g.LayerNormGradOp: layer_norm_grad,
     g.LayerNormGradGammaOp: layer_norm_grad_gamma,
 }

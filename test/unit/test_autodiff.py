@@ -130,6 +130,33 @@ def test_nn_ops_step_equals_eager_torch() -> None:
     assert not np.array_equal(result.outputs[2], result.inputs[2])
 
 
+SOFTMAX_BY_HAND = """
+sbp.placement @p "cpu" [0, 1]
+func.func @main(%x: !sbp.tensor<4x8xf32, @p, [S(0)]>, %w: !sbp.tensor<8x8xf32, @p, [B]>) -> !sbp.tensor<f32, @p> {
+  %h = sbp.matmul %x, %w : !sbp.tensor<4x8xf32, @p, [S(0)]>, !sbp.tensor<8x8xf32, @p, [B]> -> !sbp.tensor<4x8xf32, @p>
+  %m = sbp.reduce_max %h {axes = array<i64: 1>, keepdims} : !sbp.tensor<4x8xf32, @p> -> !sbp.tensor<4x1xf32, @p>
+  %z = sbp.sub %h, %m : !sbp.tensor<4x8xf32, @p>, !sbp.tensor<4x1xf32, @p> -> !sbp.tensor<4x8xf32, @p>
+  %e = sbp.exp %z : !sbp.tensor<4x8xf32, @p> -> !sbp.tensor<4x8xf32, @p>
+  %s = sbp.reduce_sum %e {axes = array<i64: 1>, keepdims} : !sbp.tensor<4x8xf32, @p> -> !sbp.tensor<4x1xf32, @p>
+  %p = sbp.div %e, %s : !sbp.tensor<4x8xf32, @p>, !sbp.tensor<4x1xf32, @p> -> !sbp.tensor<4x8xf32, @p>
+  %q = sbp.mul %p, %h : !sbp.tensor<4x8xf32, @p>, !sbp.tensor<4x8xf32, @p> -> !sbp.tensor<4x8xf32, @p>
+  %lo = sbp.reduce_min %q {axes = array<i64: 0>} : !sbp.tensor<4x8xf32, @p> -> !sbp.tensor<8xf32, @p>
+  %l = sbp.reduce_sum %lo {axes = array<i64: 0>} : !sbp.tensor<8xf32, @p> -> !sbp.tensor<f32, @p>
+  func.return %l : !sbp.tensor<f32, @p>
+}
+"""
+"""A softmax written as the GPT block writes it (x - max(x), exp, / sum) and a reduce_min into the loss."""
+
+
+def test_reduce_max_and_min_gradients_equal_torch() -> None:
+    """reduce_max/min's gradient spreads dy over the extremal elements (torch's amax/amin); through the
+    softmax's shift it cancels, through the reduce_min it selects."""
+    program = step(SOFTMAX_BY_HAND, "optimizer=sgd lr=0.5")
+    assert any(op.name == "sbp.reduce_extremum_grad" for op in program.module.walk())
+    result = sbpc.run(program, pipeline=PIPELINE.format(rule="oneflow"))
+    assert_equals_eager(program, result)
+
+
 def test_replicated_weight_gradient_is_partial_before_boxing() -> None:
     """dW = x^T @ dy with x and dy split on the batch axis: the matmul rule gives P(sum), and the update,
     which needs w's SBP, gets it through a boxing (all-reduce or reduce-scatter)."""

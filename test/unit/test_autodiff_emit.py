@@ -25,7 +25,7 @@ needs_mlir = pytest.mark.skipif(MLIR_OPT is None, reason="mlir-opt-22 absent (ap
 
 
 def forward(ranks: str, x_sbp: str) -> str:
-    """matmul, layer_norm, gelu and relu into a summed loss (every backward op; AdamW's three)."""
+    """matmul, layer_norm, gelu, relu and a row max into a summed loss (every backward op; AdamW's three)."""
     return f"""sbp.placement @p "cpu" {ranks}
 func.func @main(%x: !sbp.tensor<4x8xf32, @p, {x_sbp}>, %w: !sbp.tensor<8x8xf32, @p, [B]>,
                 %g: !sbp.tensor<8xf32, @p, [B]>, %b: !sbp.tensor<8xf32, @p, [B]>) -> !sbp.tensor<f32, @p> {{
@@ -34,7 +34,10 @@ func.func @main(%x: !sbp.tensor<4x8xf32, @p, {x_sbp}>, %w: !sbp.tensor<8x8xf32, 
     -> !sbp.tensor<4x8xf32, @p>
   %a = sbp.gelu %n : !sbp.tensor<4x8xf32, @p> -> !sbp.tensor<4x8xf32, @p>
   %r = sbp.relu %a : !sbp.tensor<4x8xf32, @p> -> !sbp.tensor<4x8xf32, @p>
-  %l = sbp.reduce_sum %r {{axes = array<i64: 0, 1>}} : !sbp.tensor<4x8xf32, @p> -> !sbp.tensor<f32, @p>
+  %m = sbp.reduce_max %a {{axes = array<i64: 1>, keepdims}} : !sbp.tensor<4x8xf32, @p> -> !sbp.tensor<4x1xf32, @p>
+  %z = sbp.sub %r, %m : !sbp.tensor<4x8xf32, @p>, !sbp.tensor<4x1xf32, @p> -> !sbp.tensor<4x8xf32, @p>
+  %q = sbp.mul %z, %z : !sbp.tensor<4x8xf32, @p>, !sbp.tensor<4x8xf32, @p> -> !sbp.tensor<4x8xf32, @p>
+  %l = sbp.reduce_sum %q {{axes = array<i64: 0, 1>}} : !sbp.tensor<4x8xf32, @p> -> !sbp.tensor<f32, @p>
   func.return %l : !sbp.tensor<f32, @p>
 }}
 """
