@@ -100,10 +100,10 @@ def dyadic_inputs(types: Sequence[InputType], rng: np.random.Generator, fn: func
     inputs: list[np.ndarray] = []
     for (shape, dtype), m in zip(types, input_scales(fn, len(types)), strict=True):
         if is_integer(dtype):
-            inputs.append(rng.integers(-10, 11, size=shape).astype(dtype))
+            inputs.append(np.asarray(rng.integers(-10, 11, size=shape), dtype))  # (0-d: an array, not a scalar)
         else:
             k = rng.integers(-K_MAX, K_MAX + 1, size=shape)
-            inputs.append(np.ldexp(k.astype(F64), -m).astype(dtype))
+            inputs.append(np.asarray(np.ldexp(np.asarray(k, F64), -m), dtype))
     return inputs
 
 

@@ -1,7 +1,8 @@
 """Random well-typed global programs, for property tests and the boxing stress benchmark.
 
 A program has 1–3 inputs with random ND-SBPs (splits, broadcasts, sum/max partials) on a random mesh
-of up to three axes, then up to `max_ops` ops of SPEC §2.4 over shapes with size-1 and uneven dims.
+of up to three axes, then up to `max_ops` ops of SPEC §2.4 (and, asked, of §7) over shapes with size-1
+and uneven dims.
 Integer programs (i32) may use fmod and are checked exactly; float programs (f32) avoid ops whose
 result jumps under rounding (fmod, div) since partial sums reorder float additions.
 `with_free_args` frees some inputs' SBPs for `infer-sbp{rule=global}`.
@@ -35,32 +36,35 @@ class _Builder:
     values: list[_Value] = field(default_factory=list)
     counter: int = 0
 
-    def ty(self, shape: tuple[int, ...], sbp: str | None = None) -> str:
+    def ty(self, shape: tuple[int, ...], sbp: str | None = None, dtype: str | None = None) -> str:
         dims = "".join(f"{d}x" for d in shape)
-        return f"!sbp.tensor<{dims}{self.dtype}, @mesh{', ' + sbp if sbp else ''}>"
+        return f"!sbp.tensor<{dims}{dtype or self.dtype}, @mesh{', ' + sbp if sbp else ''}>"
 
     def fresh(self) -> str:
         self.counter += 1
         return f"%v{self.counter}"
 
-    def random_sbp(self, shape: tuple[int, ...]) -> str:
+    def random_sbp(self, shape: tuple[int, ...], partials: bool = True) -> str:
         entries = []
         for _ in self.hierarchy:
-            choices = ["B", "P", "P(max)"] + [f"S({a})" for a in range(len(shape))]
+            choices = (["B", "P", "P(max)"] if partials else ["B"]) + [f"S({a})" for a in range(len(shape))]
             entries.append(self.rng.choice(choices))
         return "[" + ", ".join(entries) + "]"
 
-    def new_input(self, shape: tuple[int, ...]) -> _Value:
-        sbp = self.random_sbp(shape)
-        value = _Value(f"%in{len(self.inputs)}", shape, self.ty(shape, sbp))
+    def new_input(self, shape: tuple[int, ...], dtype: str | None = None) -> _Value:
+        """An argument; an i1 one (a condition) is never partial."""
+        sbp = self.random_sbp(shape, partials=dtype != "i1")
+        value = _Value(f"%in{len(self.inputs)}", shape, self.ty(shape, sbp, dtype))
         self.inputs.append((value, sbp))
-        self.values.append(value)
+        if dtype is None or dtype == self.dtype:  # later ops take values of the program's element type
+            self.values.append(value)
         return value
 
-    def emit(self, text: str, shape: tuple[int, ...]) -> _Value:
-        value = _Value(self.fresh(), shape, self.ty(shape))
-        self.lines.append(f"  {value.name} = {text} -> {self.ty(shape)}")
-        self.values.append(value)
+    def emit(self, text: str, shape: tuple[int, ...], dtype: str | None = None) -> _Value:
+        value = _Value(self.fresh(), shape, self.ty(shape, dtype=dtype))
+        self.lines.append(f"  {value.name} = {text} -> {value.type}")
+        if dtype is None or dtype == self.dtype:  # later ops take values of the program's element type
+            self.values.append(value)
         return value
 
 
@@ -130,21 +134,77 @@ def _op(b: _Builder) -> None:
         b.emit(f"sbp.reshape {x.name} : {ty}", shape)
 
 
+def _nn_op(b: _Builder) -> None:
+    """One op of SPEC §7 on a random value (the float-only ones in f32 programs)."""
+    rng = b.rng
+    x = rng.choice([v for v in b.values if v.shape] or [b.new_input(_random_shape(rng))])
+    ty, shape, rank = x.type, x.shape, len(x.shape)
+    kinds = ["dropout", "slice", "concat", "broadcast_to", "where", "embedding"]
+    if b.dtype == "f32":
+        kinds += ["activation", "activation", "softmax", "rms_norm", "cross_entropy"]
+    kind = rng.choice(kinds)
+    if kind == "activation":
+        b.emit(f"sbp.{rng.choice(['sigmoid', 'tanh', 'silu'])} {x.name} : {ty}", shape)
+    elif kind == "dropout":
+        b.emit(f"sbp.dropout {x.name} {{p = 2.500000e-01 : f32}} : {ty}", shape)
+    elif kind == "softmax":
+        b.emit(f"sbp.softmax {x.name} {{axis = {rng.randrange(rank)} : i64}} : {ty}", shape)
+    elif kind == "rms_norm":
+        g = b.new_input((shape[-1],))
+        b.emit(f"sbp.rms_norm {x.name}, {g.name} : {ty}, {g.type}", shape)
+    elif kind == "slice":
+        axis = rng.randrange(rank)
+        start, stop, step = [0] * rank, list(shape), [1] * rank
+        start[axis] = rng.randrange(shape[axis])
+        stop[axis] = rng.randint(start[axis] + 1, shape[axis])
+        step[axis] = rng.choice([1, 2])
+        out = tuple(-(-(stop[axis] - start[axis]) // step[axis]) if i == axis else d for i, d in enumerate(shape))
+        bounds = ", ".join(f"{k} = array<i64: {', '.join(map(str, v))}>"
+                           for k, v in (("start", start), ("stop", stop), ("step", step)))
+        b.emit(f"sbp.slice {x.name} {{{bounds}}} : {ty}", out)
+    elif kind == "concat":
+        axis = rng.randrange(rank)
+        other = b.new_input(tuple(rng.choice(DIMS) if i == axis else d for i, d in enumerate(shape)))
+        out = tuple(d + other.shape[axis] if i == axis else d for i, d in enumerate(shape))
+        b.emit(f"sbp.concat {x.name}, {other.name} {{axis = {axis} : i64}} : {ty}, {other.type}", out)
+    elif kind == "broadcast_to":
+        out = tuple(rng.choice(DIMS) if d == 1 else d for d in shape)
+        if rank < 3 and rng.random() < 0.5:
+            out = (rng.choice(DIMS), *out)
+        b.emit(f"sbp.broadcast_to {x.name} : {ty}", out)
+    elif kind == "where":
+        cond = b.new_input(_broadcast_partner(rng, shape), "i1")
+        y = b.new_input(_broadcast_partner(rng, shape))
+        b.emit(f"sbp.where {cond.name}, {x.name}, {y.name} : {cond.type}, {ty}, {y.type}", shape)
+    elif kind == "embedding":
+        indices = x if b.dtype == "i32" else b.new_input(shape, "i32")
+        table = b.new_input((rng.choice((5, 7, 12)), rng.choice(DIMS)))
+        b.emit(f"sbp.embedding {table.name}, {indices.name} : {table.type}, {indices.type}",
+               (*indices.shape, table.shape[1]))
+    else:
+        targets = b.new_input(shape[:-1], "i32")
+        b.emit(f"sbp.cross_entropy {x.name}, {targets.name} : {ty}, {targets.type}", shape[:-1])
+
+
 def _factor(rng: random.Random, n: int) -> tuple[int, ...]:
     divisors = [d for d in range(1, n + 1) if n % d == 0]
     d = rng.choice(divisors)
     return (d, n // d)
 
 
-def random_program(seed: int, max_ops: int = 12) -> str:
-    """A random program (MLIR text) with a `@main` returning its last one or two values."""
+def random_program(seed: int, max_ops: int = 12, nn: bool = False) -> str:
+    """A random program (MLIR text) with a `@main` returning its last one or two values; with `nn`,
+    half its ops are those of SPEC §7 (without, the programs of a seed stay as they were)."""
     rng = random.Random(seed)
     hierarchy = rng.choice(MESHES)
     b = _Builder(rng, rng.choice(["f32", "i32"]), hierarchy)
     for _ in range(rng.randint(1, 2)):
         b.new_input(_random_shape(rng))
     for _ in range(rng.randint(1, max_ops)):
-        _op(b)
+        if nn and rng.random() < 0.5:
+            _nn_op(b)
+        else:
+            _op(b)
     outputs = b.values[-1:] if rng.random() < 0.6 or len(b.values) < 2 else b.values[-2:]
     ranks = list(range(1, 1 + _prod(hierarchy)))
     mesh = _nested(ranks, hierarchy)

@@ -20,6 +20,7 @@ from sbpc.dialects.sbp_op_base import SbpOp
 from sbpc.dialects.signatures import SbpRule
 from sbpc.runtime.op_impls import IMPLS, run_numpy, run_torch
 from sbpc.runtime.ops_numpy import BF16
+from sbpc.runtime.random_programs import random_program
 
 # ---------------------------------------------------------------------------
 # One op per case: its operands (name, type), its text, its result type
@@ -285,3 +286,31 @@ def test_new_element_types_run_and_check_exactly(backend: str) -> None:
     np.testing.assert_array_equal(outs[3], k.sum(axis=1))
     assert outs[4].dtype == np.bool_ and outs[4].tolist() == (x != 0).reshape(20).tolist()
     np.testing.assert_array_equal(outs[5], u.astype(np.float32))
+
+
+# ---------------------------------------------------------------------------
+# Random programs with the ops of SPEC §7
+# ---------------------------------------------------------------------------
+
+PIPELINES = ("infer-sbp{rule=cost},materialize-boxing,lower-boxing,spmdize",
+             "infer-sbp,materialize-boxing,lower-boxing{planner=oneflow},spmdize")
+
+
+def _check_random(seeds: range) -> None:
+    for seed in seeds:
+        text = random_program(seed, nn=True)
+        for pipeline in PIPELINES:
+            result = sbpc.run(sbpc.parse(text), pipeline=pipeline)
+            assert result.ok, (seed, pipeline, text, result.mismatches)
+            assert result.bytes_sent == result.modelled_bytes, (seed, pipeline)
+
+
+def test_random_nn_programs_run_correctly() -> None:
+    """Random programs, half their ops of SPEC §7, on meshes up to 3-D with random input SBPs (partial
+    sums and maxima among them), under both rules and both planners, match the global reference."""
+    _check_random(range(6))
+
+
+@pytest.mark.exhaustive
+def test_300_random_nn_programs_run_correctly() -> None:
+    _check_random(range(6, 306))
