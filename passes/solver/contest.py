@@ -7,8 +7,10 @@
    (`factor.eliminate`) where it stays narrow.
 3. Otherwise `local.improve` gives a feasible plan fast, then where the reduced problem is small
    enough HiGHS (`factor.solve_mip` over the compressed rows of `sharding.py`) runs from it to
-   optimality or its limits; its dual bound is the proof. Where it is not, the bound is the
-   optimum without memory (elimination), which no plan within the limit can beat.
+   optimality or its limits; its dual bound is the proof. Where the rows are too many, HiGHS runs
+   on a subset grown by the rows its answers violate (`_row_generation`): a relaxation, so its
+   bound holds, and an answer that fits every row is a plan. Failing all that, the bound is the
+   optimum without memory (elimination) or the pairwise split bound.
 
 Costs are the contest's integers, so a bound is rounded up to the next integer: the plan is proved
 optimal when the bound reaches its cost (never by a MIP's relative-gap tolerance). Work limits
@@ -18,16 +20,17 @@ optimal when the bound reaches its cost (never by a MIP's relative-gap tolerance
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from dataclasses import dataclass
 
 import numpy as np
 
-from sbpc.passes.solver.factor import MIP_UNIT, eliminate, solve_mip
+from sbpc.passes.solver.factor import MIP_UNIT, FactorProblem, eliminate, solve_mip
 from sbpc.passes.solver.local import Graph, improve
 from sbpc.passes.solver.reduce import INFINITE, Infeasible, Reduction, reduce_problem
-from sbpc.passes.solver.sharding import factor_problem, memory_rows
+from sbpc.passes.solver.sharding import Rows, factor_problem, memory_rows
 from sbpc.passes.solver.strategy import StrategyProblem, evaluate, peak_usage
 
 MIP_PAIR_ENTRIES = 1_500_000
@@ -36,8 +39,11 @@ MIP_ROW_ENTRIES = 2_000_000
 """its memory rows at most this many coefficients."""
 ROUNDS = 3000
 """Local-search rounds (perturb a piece, descend): the primal's work limit."""
-PRIMAL_SHARE = 0.6
-"""Of a time limit, the share the local search may take when HiGHS runs after it."""
+PRIMAL_SHARE, SMALL_PRIMAL_SHARE = 0.4, 0.15
+"""Of a time limit, the share the local search may take when HiGHS runs after it (on a subset of
+the rows, or, for a small reduced problem, on all of them: there HiGHS is the proof)."""
+ROWS_FIRST, ROWS_ADDED, ROW_ROUNDS = 64, 64, 30
+"""Row generation: the rows HiGHS starts with, the most violated added per round, the rounds."""
 
 
 @dataclass
@@ -111,7 +117,7 @@ def solve_strategy(problem: StrategyProblem, time_limit: float | None = None, ro
     graph = _graph(red, variables, rows)
     pairs = sum(m.size for m in factors.pairs.values())
     small = pairs <= MIP_PAIR_ENTRIES and sum(u.size for u in rows.usage) <= MIP_ROW_ENTRIES
-    share = PRIMAL_SHARE if small or (free is None and pairs <= MIP_PAIR_ENTRIES) else 1.0
+    share = SMALL_PRIMAL_SHARE if small else PRIMAL_SHARE if pairs <= MIP_PAIR_ENTRIES else 1.0
     found = improve(graph, rounds=rounds, deadline=None if deadline is None else started + share * time_limit)
     method = "local search"
     plan = None if found is None else found[0]
@@ -126,15 +132,48 @@ def solve_strategy(problem: StrategyProblem, time_limit: float | None = None, ro
         elif plan is None:
             return Outcome(None, math.inf, math.inf, time.perf_counter() - started, "infeasible (HiGHS)",
                            smallest_limit(problem))
-    elif free is None and pairs <= MIP_PAIR_ENTRIES:  # a bound: HiGHS without the memory rows
-        relaxed = solve_mip(factors, None, left, 1e-9)
-        if relaxed is not None:
-            bound = max(bound, relaxed.lower_bound * MIP_UNIT)
-            method += "+highs bound"
+    elif pairs <= MIP_PAIR_ENTRIES and plan is not None:  # rows added as they are violated
+        plan, cut_bound = _row_generation(factors, rows, graph, plan, deadline)
+        bound = max(bound, cut_bound)
+        method += "+highs rows"
     if plan is None:
         return Outcome(None, math.inf, bound, time.perf_counter() - started, "no plan found within the limit",
                        smallest_limit(problem))
     return outcome(plan, bound, method)
+
+
+def _row_generation(factors: FactorProblem, rows: Rows, graph: Graph, plan: np.ndarray,
+                    deadline: float | None) -> tuple[np.ndarray, float]:
+    """HiGHS on a growing subset of the memory rows, from `plan` (which fits them all): start with
+    the rows tightest under the plan, add the most violated rows of each MIP's answer, keep the
+    answers that fit every row. Fewer rows relax the problem, so every MIP's dual bound is a bound
+    of the whole; a MIP proved optimal whose answer fits every row is the optimum."""
+    best, best_value, bound = plan, graph.value(plan), -math.inf
+    chosen = set(np.argsort(-rows.of(plan), kind="stable")[:ROWS_FIRST].tolist())
+    for _ in range(ROW_ROUNDS):
+        if deadline is not None and time.perf_counter() > deadline - 1.0:
+            break
+        left = None if deadline is None else max(deadline - time.perf_counter(), 1.0)
+        subset = dataclasses.replace(factors, memory=[factors.memory[r] for r in sorted(chosen)])
+        try:
+            found = solve_mip(subset, rows.limit, left, 1e-9, [int(c) for c in best])
+        except RuntimeError:  # stopped by the time limit before HiGHS held a plan
+            break
+        if found is None:
+            break
+        bound = max(bound, found.lower_bound * MIP_UNIT)
+        choice = np.array(found.choice)
+        used = rows.of(choice)
+        over = np.flatnonzero(used > rows.limit * (1 + 1e-12))
+        if not len(over):
+            if graph.value(choice) < best_value:
+                best, best_value = choice, graph.value(choice)
+            break
+        fresh = [int(r) for r in over[np.argsort(-used[over], kind="stable")] if int(r) not in chosen]
+        if not fresh:
+            break
+        chosen.update(fresh[:ROWS_ADDED])
+    return best, bound
 
 
 def split_bound(red: Reduction, variables: list[int]) -> float:
