@@ -1,13 +1,15 @@
 """What each compute op of SPEC §2.4 computes, on numpy arrays and on torch tensors, keyed by op class.
 
-One `OpImpl` per op (or op family), registered for its op classes with `@impl(FmodOp)` or `register`,
-as xDSL's interpreter registers `@impl(arith.AddiOp)`: its `numpy` and `torch` methods sit side by side,
+One `OpImpl` per op (or op family), registered for its op classes with `@impl(FmodOp)` or `register`
+(`runtime/op_registry.py`; the ops of SPEC §7 are registered by `runtime/ops_nn.py`), as xDSL's
+interpreter registers `@impl(arith.AddiOp)`: its `numpy` and `torch` methods sit side by side,
 and the simulator, the global reference, the torch backend and the `--kernels` overrides find them by
 `type(op)` (`impl_of`, `run_numpy`, `run_torch`). An op's FLOPs are its `dialects.flops.FlopModel`
 trait and its MLIR form `translate.to_upstream_mlir.LOWERINGS[type(op)]`; `test_op_impls` checks that
 every op with a FLOP model has all four. `operands` are the op's operand values (full arrays for the
 reference, one rank's local shards otherwise); `op` is read only for its properties and its result
-element type. The mechanics shared by several ops are `runtime.ops_numpy` and `runtime.ops_torch`; the
+element type; a `rank_dependent` op (a vocab-parallel lookup) also gets the rank's mesh coordinate.
+The mechanics shared by several ops are `runtime.ops_numpy` and `runtime.ops_torch`; the
 torch side imports the latter when it first runs, since torch is optional and takes over a second to
 import, which a numpy run should not pay.
 
