@@ -144,6 +144,57 @@ class Search:
         return bool((self.used <= self.graph.rows.limit * (1 + 1e-12)).all())
 
 
+def tree_move(search: Search, root: int, size: int, scale: float) -> bool:
+    """Re-choose a breadth-first tree of about `size` variables from `root` at once, exactly for
+    the tree's edges by dynamic programming given the rest (edges to the rest, and inside edges
+    off the tree, at the others' current choices); kept if the plan is cheaper and fits. Rows the
+    answer overflows are priced (`scale` per byte, quadrupled) and the tree solved again, twice."""
+    g, rows = search.graph, search.graph.rows
+    order, parent = [root], {root: -1}
+    k = 0
+    while k < len(order) and len(order) < size:
+        for b, _ in g.near[order[k]]:
+            if b not in parent and len(order) < size:
+                parent[b] = order[k]
+                order.append(b)
+        k += 1
+    matrix_to = {v: next(m for b, m in g.near[parent[v]] if b == v) for v in order[1:]}
+    old = search.choice.copy()
+    before = g.value(old)
+    price = np.zeros(len(search.used))
+    for _ in range(3):
+        cost = {}
+        for v in order:
+            total = g.unary[v].copy()
+            for b, m in g.near[v]:
+                if b != parent[v] and parent.get(b) != v:
+                    total += m[:, search.choice[b]]
+            if price.any() and len(rows.rows[v]):
+                total += price[rows.rows[v]] @ rows.usage[v]
+            cost[v] = total
+        best = {}
+        for v in reversed(order[1:]):
+            table = matrix_to[v] + cost[v][None, :]
+            best[v] = table.argmin(axis=1)
+            cost[parent[v]] = cost[parent[v]] + table.min(axis=1)
+        pick = {root: int(np.argmin(cost[root]))}
+        for v in order[1:]:
+            pick[v] = int(best[v][pick[parent[v]]])
+        for v in order:
+            search.move(v, pick[v])
+        if search.within():
+            if g.value(search.choice) < before - 1e-9 * abs(before):
+                return True
+            break
+        over = search.used > rows.limit
+        price = np.where(over, np.maximum(price * 4, scale), price)
+        for v in order:
+            search.move(v, int(old[v]))
+    for v in order:
+        search.move(v, int(old[v]))
+    return False
+
+
 def _piece(graph: Graph, rng: np.random.Generator, size: int) -> list[int]:
     """A connected set of about `size` variables around a random one (breadth first)."""
     start = int(rng.integers(len(graph.unary)))
@@ -188,6 +239,13 @@ def improve(graph: Graph, rounds: int = 200, seed: int = 0, deadline: float | No
             break
     best, best_value, kept = search.choice.copy(), graph.value(search.choice), search.copy()
     rng = np.random.default_rng(seed)
+    base = scale * 10 * max(limit, 1.0) / max(limit, 1.0)
+    for _ in range(rounds):
+        if deadline is not None and time.perf_counter() > deadline:
+            break
+        if tree_move(kept, int(rng.integers(n)), int(rng.integers(4, 64)), base):
+            kept.descend(order, feasible=True, sweeps=100, deadline=deadline)
+            best, best_value = kept.choice.copy(), graph.value(kept.choice)
     for _ in range(rounds):
         if deadline is not None and time.perf_counter() > deadline:
             break

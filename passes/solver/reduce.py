@@ -340,10 +340,12 @@ def _dominance(red: Reduction, a: int) -> bool:
     if d * d * width > MAX_PROFILE:
         return False
     profile = np.concatenate([red.unary[a][:, None], *red.adj[a].values(), red.terms[a].usage], axis=1)
-    no_worse = (profile[None, :, :] <= profile[:, None, :]).all(axis=2)  # [s, s']: s' ≤ s everywhere
-    equal = no_worse & no_worse.T
-    index = np.arange(d)
-    dominated = (no_worse & ~equal).any(axis=1) | (equal & (index[None, :] < index[:, None])).any(axis=1)
+    dominated = np.zeros(d, bool)
+    for t in range(d):  # one strategy against all at a time: memory d × width, not d² × width
+        no_worse = (profile <= profile[t]).all(axis=1)  # s ≤ t everywhere
+        no_worse[t] = False
+        equal = no_worse & (profile >= profile[t]).all(axis=1)
+        dominated[t] = bool((no_worse & ~equal).any() or equal[:t].any())
     if not dominated.any():
         return False
     red.restrict(a, ~dominated)
