@@ -22,6 +22,9 @@ import numpy as np
 
 from sbpc.passes.solver.sharding import Rows
 
+TREES = 4
+"""Whole-graph tree moves per round of the soft-memory phase."""
+
 
 @dataclass
 class Graph:
@@ -144,53 +147,80 @@ class Search:
         return bool((self.used <= self.graph.rows.limit * (1 + 1e-12)).all())
 
 
-def tree_move(search: Search, root: int, size: int, scale: float) -> bool:
-    """Re-choose a breadth-first tree of about `size` variables from `root` at once, exactly for
-    the tree's edges by dynamic programming given the rest (edges to the rest, and inside edges
-    off the tree, at the others' current choices); kept if the plan is cheaper and fits. Rows the
-    answer overflows are priced (`scale` per byte, quadrupled) and the tree solved again, twice."""
-    g, rows = search.graph, search.graph.rows
+def _tree(graph: Graph, root: int, size: int) -> tuple[list[int], dict[int, int], dict[int, np.ndarray]]:
+    """A breadth-first tree of about `size` variables from `root`: order, parents, parent matrices."""
     order, parent = [root], {root: -1}
     k = 0
     while k < len(order) and len(order) < size:
-        for b, _ in g.near[order[k]]:
+        for b, _ in graph.near[order[k]]:
             if b not in parent and len(order) < size:
                 parent[b] = order[k]
                 order.append(b)
         k += 1
-    matrix_to = {v: next(m for b, m in g.near[parent[v]] if b == v) for v in order[1:]}
+    return order, parent, {v: next(m for b, m in graph.near[parent[v]] if b == v) for v in order[1:]}
+
+
+def _tree_pick(search: Search, tree: tuple[list[int], dict[int, int], dict[int, np.ndarray]],
+               price: np.ndarray) -> dict[int, int]:
+    """The tree's best choices by dynamic programming given the rest (edges to the rest, and inside
+    edges off the tree, at the others' current choices), rows priced by `price` per byte."""
+    g, rows = search.graph, search.graph.rows
+    order, parent, matrix_to = tree
+    cost = {}
+    for v in order:
+        total = g.unary[v].copy()
+        for b, m in g.near[v]:
+            if b != parent[v] and parent.get(b) != v:
+                total += m[:, search.choice[b]]
+        if price.any() and len(rows.rows[v]):
+            total += price[rows.rows[v]] @ rows.usage[v]
+        cost[v] = total
+    best = {}
+    for v in reversed(order[1:]):
+        table = matrix_to[v] + cost[v][None, :]
+        best[v] = table.argmin(axis=1)
+        cost[parent[v]] = cost[parent[v]] + table.min(axis=1)
+    pick = {order[0]: int(np.argmin(cost[order[0]]))}
+    for v in order[1:]:
+        pick[v] = int(best[v][pick[parent[v]]])
+    return pick
+
+
+def soft_tree(search: Search, root: int, size: int) -> bool:
+    """A tree block move under the search's row prices (soft memory): kept if the priced value
+    (cost + penalty · row usage) drops."""
+    g = search.graph
+    tree = _tree(g, root, size)
+    old = search.choice.copy()
+    before = g.value(old) + float(search.penalty @ search.used)
+    for v, c in _tree_pick(search, tree, search.penalty).items():
+        search.move(v, c)
+    if g.value(search.choice) + float(search.penalty @ search.used) < before - 1e-9 * abs(before):
+        return True
+    for v in tree[0]:
+        search.move(v, int(old[v]))
+    return False
+
+
+def tree_move(search: Search, root: int, size: int, scale: float) -> bool:
+    """A tree block move within the limit: kept if the plan is cheaper and fits. Rows the answer
+    overflows are priced (`scale` per byte, quadrupled) and the tree solved again, twice."""
+    g, rows = search.graph, search.graph.rows
+    tree = _tree(g, root, size)
     old = search.choice.copy()
     before = g.value(old)
     price = np.zeros(len(search.used))
     for _ in range(3):
-        cost = {}
-        for v in order:
-            total = g.unary[v].copy()
-            for b, m in g.near[v]:
-                if b != parent[v] and parent.get(b) != v:
-                    total += m[:, search.choice[b]]
-            if price.any() and len(rows.rows[v]):
-                total += price[rows.rows[v]] @ rows.usage[v]
-            cost[v] = total
-        best = {}
-        for v in reversed(order[1:]):
-            table = matrix_to[v] + cost[v][None, :]
-            best[v] = table.argmin(axis=1)
-            cost[parent[v]] = cost[parent[v]] + table.min(axis=1)
-        pick = {root: int(np.argmin(cost[root]))}
-        for v in order[1:]:
-            pick[v] = int(best[v][pick[parent[v]]])
-        for v in order:
-            search.move(v, pick[v])
+        for v, c in _tree_pick(search, tree, price).items():
+            search.move(v, c)
         if search.within():
             if g.value(search.choice) < before - 1e-9 * abs(before):
                 return True
             break
-        over = search.used > rows.limit
-        price = np.where(over, np.maximum(price * 4, scale), price)
-        for v in order:
+        price = np.where(search.used > rows.limit, np.maximum(price * 4, scale), price)
+        for v in tree[0]:
             search.move(v, int(old[v]))
-    for v in order:
+    for v in tree[0]:
         search.move(v, int(old[v]))
     return False
 
@@ -218,17 +248,19 @@ def improve(graph: Graph, rounds: int = 200, seed: int = 0, deadline: float | No
     finite = [np.isfinite(u) for u in graph.unary]
     first = np.array([int(np.argmin(u)) for u in graph.unary]) if start is None else start
     search = Search(graph, first)
-    search.descend(order, feasible=False, sweeps=50, deadline=deadline)
+    rng = np.random.default_rng(seed)
     limit = graph.rows.limit
     scale = max(float(np.mean([np.min(u[f]) for u, f in zip(graph.unary, finite, strict=True) if f.any()] or [1.0])),
                 1.0) / max(limit, 1.0)
-    for _ in range(60):
-        if search.within():
+    for _ in range(150):  # whole-graph trees and ICM, under row prices raised until the plan fits
+        for _ in range(TREES):
+            soft_tree(search, int(rng.integers(n)), n)
+        search.descend(order, feasible=False, sweeps=10, deadline=deadline)
+        if search.within() or (deadline is not None and time.perf_counter() > deadline):
             break
         over = np.maximum(search.used - limit, 0.0)
-        search.penalty = search.penalty * 1.0 + scale * (1 + over / max(limit, 1.0)) * (over > 0) * 10
-        scale *= 2
-        search.descend(order, feasible=False, sweeps=10, deadline=deadline)
+        search.penalty = search.penalty + scale * (1 + over / max(limit, 1.0)) * (over > 0) * 10
+        scale *= 1.3
     if not search.within():
         return None
     search.penalty[:] = 0
@@ -238,7 +270,6 @@ def improve(graph: Graph, rounds: int = 200, seed: int = 0, deadline: float | No
         if deadline is not None and time.perf_counter() > deadline:
             break
     best, best_value, kept = search.choice.copy(), graph.value(search.choice), search.copy()
-    rng = np.random.default_rng(seed)
     base = scale * 10 * max(limit, 1.0) / max(limit, 1.0)
     for _ in range(rounds):
         if deadline is not None and time.perf_counter() > deadline:
