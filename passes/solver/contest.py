@@ -123,7 +123,8 @@ def solve_strategy(problem: StrategyProblem, time_limit: float | None = None, ro
     plan = None if found is None else found[0]
     left = None if deadline is None else max(deadline - time.perf_counter(), 1.0)
     if small:  # the whole reduced problem, memory rows and all
-        exact = solve_mip(factors, rows.limit, left, 1e-9, None if plan is None else [int(c) for c in plan])
+        budget = rows.limit if len(rows.constant) else None
+        exact = solve_mip(factors, budget, left, 1e-9, None if plan is None else [int(c) for c in plan])
         if exact is not None:
             bound = max(bound, exact.lower_bound * MIP_UNIT)
             if plan is None or exact.objective * MIP_UNIT < graph.value(plan):
