@@ -37,6 +37,9 @@ MIP_PAIR_ENTRIES = 1_500_000
 """HiGHS runs on the reduced problem when its pair matrices hold at most this many entries and"""
 MIP_ROW_ENTRIES = 2_000_000
 """its memory rows at most this many coefficients."""
+TIME_MARGIN = 0.9
+"""Of a time limit, the share the solver plans for: building a HiGHS model, expanding and judging
+the plan run after the last check of the clock."""
 ROUNDS = 3000
 """Local-search rounds (perturb a piece, descend): the primal's work limit."""
 PRIMAL_SHARE, SMALL_PRIMAL_SHARE = 0.4, 0.15
@@ -92,7 +95,7 @@ def _ceil(bound: float) -> float:
 def solve_strategy(problem: StrategyProblem, time_limit: float | None = None, rounds: int = ROUNDS) -> Outcome:
     """The best plan found and a proved lower bound (module docstring)."""
     started = time.perf_counter()
-    deadline = None if time_limit is None else started + time_limit
+    deadline = None if time_limit is None else started + TIME_MARGIN * time_limit
     try:
         red = reduce_problem(problem)
     except Infeasible as why:
@@ -118,7 +121,7 @@ def solve_strategy(problem: StrategyProblem, time_limit: float | None = None, ro
     pairs = sum(m.size for m in factors.pairs.values())
     small = pairs <= MIP_PAIR_ENTRIES and sum(u.size for u in rows.usage) <= MIP_ROW_ENTRIES
     share = SMALL_PRIMAL_SHARE if small else PRIMAL_SHARE if pairs <= MIP_PAIR_ENTRIES else 1.0
-    found = improve(graph, rounds=rounds, deadline=None if deadline is None else started + share * time_limit)
+    found = improve(graph, rounds=rounds, deadline=None if deadline is None else started + share * (deadline - started))
     method = "local search"
     plan = None if found is None else found[0]
     left = None if deadline is None else max(deadline - time.perf_counter(), 1.0)
