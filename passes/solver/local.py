@@ -261,8 +261,12 @@ def improve(graph: Graph, rounds: int = 200, seed: int = 0, deadline: float | No
         over = np.maximum(search.used - limit, 0.0)
         search.penalty = search.penalty + scale * (1 + over / max(limit, 1.0)) * (over > 0) * 10
         scale *= 1.3
-    if not search.within():
-        return None
+    if not search.within():  # the leanest plan: per variable the least usage summed over its rows
+        lean = np.array([int(np.lexsort((np.where(f, u, np.inf), c.sum(axis=1) if c.size else np.zeros(len(u)),
+                                         ~f))[0]) for u, c, f in zip(graph.unary, graph.cols, finite, strict=True)])
+        search = Search(graph, lean)
+        if not search.within():
+            return None
     search.penalty[:] = 0
     search.descend(order, feasible=True, sweeps=100, deadline=deadline)
     while search.pair_moves(deadline):
