@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 from xdsl.targets.mlir import MLIRTarget
+from xdsl.utils.exceptions import DiagnosticException
 
 from sbpc.api import Error, Program, _pipeline, _user_errors, compile, parse
 from sbpc.dialects.context import sbp_context
@@ -28,6 +29,7 @@ from sbpc.runtime import engine
 from sbpc.runtime.engine import Backend, LocalKernels, RunResult
 from sbpc.translate.from_torch import Imported, TorchImportError, import_torch
 from sbpc.translate.from_torch_builder import to_numpy
+from sbpc.translate.from_torch_train import train_step
 
 __all__ = ["Parallelized", "from_torch", "parallelize", "plan_pipeline"]
 
@@ -35,11 +37,21 @@ RULES = ("oneflow", "cost", "global")
 
 
 def _imported(model: Any, args: Sequence[Any], mesh: Any, device: str, sbp: Mapping[str, str] | None,
-              params: Mapping[str, str] | None) -> tuple[Imported, Program]:
+              params: Mapping[str, str] | None, training: Training | None = None) -> tuple[Imported, Program]:
     try:
-        imported = import_torch(model, args, mesh, device, sbp, params)
+        if training is None:
+            imported = import_torch(model, args, mesh, device, sbp, params)
+        else:
+            if training.optimizer is None:
+                raise TorchImportError("error: a training step (loss=) needs optimizer= (e.g. {'kind': 'adamw', "
+                                       "'lr': 1e-3})")
+            imported = import_torch(model, args, mesh, device, sbp, params, training.loss, training.targets)
+            trainable = {name: bool(p.requires_grad) for name, p in model.named_parameters()}
+            train_step(imported, training.optimizer, trainable)
     except TorchImportError as error:
         raise Error(str(error)) from None
+    except DiagnosticException as error:  # the autodiff pass on the captured loss (an op without a gradient rule)
+        raise Error(f"<from_torch {type(model).__name__}>: {str(error).strip()}") from None
     except ImportError as error:
         raise Error(f"error: from_torch needs torch (pip install -e '.[dist]'): {error}") from None
     name = f"<from_torch {type(model).__name__}>"
@@ -51,16 +63,38 @@ def _imported(model: Any, args: Sequence[Any], mesh: Any, device: str, sbp: Mapp
     return imported, program
 
 
+@dataclass(frozen=True)
+class Training:
+    """What makes `from_torch`'s program a training step: the loss, its targets, the optimizer."""
+
+    loss: Any
+    targets: Sequence[Any]
+    optimizer: Mapping[str, Any] | None
+
+
 def from_torch(model: Any, args: Sequence[Any], mesh: Any, device: str = "cpu", sbp: Mapping[str, str] | None = None,
-               params: Mapping[str, str] | None = None) -> Program:
+               params: Mapping[str, str] | None = None, *, loss: Any = None, targets: Sequence[Any] = (),
+               optimizer: Mapping[str, Any] | None = None) -> Program:
     """`model(*args)` captured with torch.export as an sbp program on the placement `mesh` (a nested list
     of ranks: its shape is the hierarchy) of `device`. Arguments: the example args, then every parameter
     and buffer (`named_parameters()`, `named_buffers()` order, named after them), then the tensors the
     forward builds from no input (masks, position ids); SBP free unless given in `sbp` (the forward's
     parameter names) or `params` (parameter names), e.g. `{"x": "[S(0), B]"}`. The program's default
     inputs (`sbpc.run` with no `inputs`) are their values. An unsupported ATen op is an `Error` naming
-    the op and the model's source line."""
-    return _imported(model, args, mesh, device, sbp, params)[1]
+    the op and the model's source line.
+
+    With `loss` (SPEC §8) the program is one training step: the loss `loss(model(*args), *targets)`
+    (the targets are arguments `target0`, `target1`, … after the example args, keys for `sbp`),
+    differentiated by the `autodiff` pass with respect to every parameter that requires a gradient, and
+    one `optimizer` step (`{"kind": "adamw", "lr": 1e-3, "betas": (0.9, 0.999), "eps": 1e-8,
+    "weight_decay": 0.0}` as torch.optim.AdamW, or `{"kind": "sgd", "lr": …, "weight_decay": …}`). It
+    returns the loss, the updated parameters and (adamw) each one's `exp_avg`, `exp_avg_sq`; the state
+    arguments follow the others, zeros by default (torch's fresh state). `sbpc.run(prog, steps=N)` then
+    gives `losses` and `parameters` keyed by `named_parameters()` names."""
+    training = None if loss is None else Training(loss, tuple(targets), optimizer)
+    if loss is None and (targets or optimizer is not None):
+        raise Error("error: targets= and optimizer= make a training step, which needs loss= too")
+    return _imported(model, args, mesh, device, sbp, params, training)[1]
 
 
 def plan_pipeline(rule: str = "global", mem: int | str | None = None) -> str:

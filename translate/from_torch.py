@@ -66,7 +66,12 @@ class Imported:
     example_count: int
     """How many leading arguments are the example args (the rest: parameters, buffers, constants)."""
     parameter_names: list[str]
-    """`named_parameters()` / `named_buffers()` names of the arguments after the example args."""
+    """`named_parameters()` / `named_buffers()` names of the arguments after the example args (and the
+    targets of a training step)."""
+    parameter_count: int = 0
+    """How many of `parameter_names` are parameters (the rest are buffers)."""
+    target_count: int = 0
+    """A training step's loss: how many arguments after the example args are its targets (`target0`, ...)."""
 
 
 def mesh_shape(mesh: Any) -> tuple[list[int], list[int]]:
@@ -115,6 +120,26 @@ def _as_module(fn: Callable[..., Any]) -> Any:
     return module
 
 
+LOSS_PREFIX = "model."
+"""Where `_with_loss` puts the model: the prefix of its tensors' names in the captured graph."""
+
+
+def _with_loss(model: Any, loss: Callable[..., Any], count: int) -> Any:
+    """`loss(model(*args[:count]), *args[count:])` as a module for torch.export, the model its child
+    `model` (so that its parameters are the captured graph's, named `model.<name>`)."""
+    import torch
+
+    class WithLoss(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.model = model
+
+        def forward(self, *args: Any) -> Any:
+            return loss(self.model(*args[:count]), *args[count:])
+
+    return WithLoss()
+
+
 def capture(model: Any, args: Sequence[Any], known: Mapping[Any, Handler]) -> Any:
     """`torch.export` of `model(*args)`. The training IR keeps linear, matmul, layer_norm, softmax, ...
     whole; only when it holds an op `known` does not map is it decomposed to core ATen (torch's default
@@ -137,8 +162,11 @@ def capture(model: Any, args: Sequence[Any], known: Mapping[Any, Handler]) -> An
 
 
 def import_torch(model: Any, args: Sequence[Any], mesh: Any, device: str = "cpu",
-                 sbp: Mapping[str, str] | None = None, params: Mapping[str, str] | None = None) -> Imported:
-    """Capture `model(*args)` and translate it on the placement `mesh` (nested rank list) of `device`."""
+                 sbp: Mapping[str, str] | None = None, params: Mapping[str, str] | None = None,
+                 loss: Callable[..., Any] | None = None, targets: Sequence[Any] = ()) -> Imported:
+    """Capture `model(*args)` and translate it on the placement `mesh` (nested rank list) of `device`;
+    with `loss`, capture `loss(model(*args), *targets)` instead (the targets are the arguments after
+    the example args, named `target0`, `target1`, ...; parameters keep their `named_parameters()` names)."""
     import torch
 
     if not isinstance(model, torch.nn.Module):
@@ -147,20 +175,29 @@ def import_torch(model: Any, args: Sequence[Any], mesh: Any, device: str = "cpu"
         model = _as_module(model)
     if not isinstance(args, tuple | list) or not all(isinstance(a, torch.Tensor) for a in args):
         raise TorchImportError("error: args must be a tuple of example tensors")
+    if not isinstance(targets, tuple | list) or not all(isinstance(t, torch.Tensor) for t in targets):
+        raise TorchImportError("error: targets must be a tuple of tensors")
+    if targets and loss is None:
+        raise TorchImportError("error: targets are the loss's arguments: give loss= with them")
     hierarchy, ranks = mesh_shape(mesh)
     if not isinstance(device, str) or not device:
         raise TorchImportError(f"error: device must be a device type string such as 'cpu', got {device!r}")
-    example_names = _forward_names(model, len(args))
+    example_names = _forward_names(model, len(args)) + [f"target{i}" for i in range(len(targets))]
     owned = _owned_tensors(model)
+    aliases = _aliases(model)
     given = _given_sbp(sbp or {}, params or {}, example_names, owned, len(hierarchy))  # before the capture's seconds
+    root = model
+    if loss is not None:
+        root = _with_loss(model, loss, len(args))
+        aliases = {f"{LOSS_PREFIX}{name}": first for name, first in aliases.items()}
     with warnings.catch_warnings():  # torch 2.13's own pytree deprecation warning, raised inside export
         warnings.filterwarnings("ignore", message=r".*treespec, LeafSpec", category=FutureWarning)
-        exported = capture(model, args, handlers())
+        exported = capture(root, (*args, *targets), handlers())
 
     block = Block()
     builder = Builder(block, len(hierarchy), constant_sbp=given.get("*"))
     env: dict[Any, Any] = {}
-    example_iter = iter(zip(example_names, args, strict=True))
+    example_iter = iter(zip(example_names, (*args, *targets), strict=True))
     placeholders = {spec.arg.name: spec for spec in exported.graph_signature.input_specs}
     lifted = dict(exported.constants)
     state = {**dict(exported.named_parameters()), **dict(exported.named_buffers())}
@@ -174,7 +211,6 @@ def import_torch(model: Any, args: Sequence[Any], mesh: Any, device: str = "cpu"
         ty = builder.tensor_type(tuple(tensor.shape), element_of(tensor.dtype), given.get(name, given.get("*")))
         by_target[name] = builder.argument(name, ty, to_numpy(tensor))
     user_inputs = iter(example_names)
-    aliases = _aliases(model)
     for node in exported.graph.nodes:
         builder.node = node
         if node.op == "placeholder":
@@ -198,7 +234,8 @@ def import_torch(model: Any, args: Sequence[Any], mesh: Any, device: str = "cpu"
     fn = func.FuncOp("main", ([a.type for a in block.args], [r.type for r in block.last_op.operands]),
                      Region(block))
     module = ModuleOp([PlacementOp(PLACEMENT, device, hierarchy, ranks), fn])
-    return Imported(module, builder.names, builder.defaults, len(args), [name for name, _ in owned])
+    return Imported(module, builder.names, builder.defaults, len(args), [name for name, _ in owned],
+                    len(list(model.named_parameters())), len(targets))
 
 
 @cache

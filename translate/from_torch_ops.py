@@ -149,6 +149,29 @@ def _unary(cls: type[Operation]) -> Handler:
     return handle
 
 
+def _power(b: Builder, args: Sequence[Any], kwargs: Mapping[str, Any]) -> Val:
+    """`x ** 1` and `x ** 2` (as `x * x`, which torch's pow computes exactly so too); other powers have no sbp op."""
+    exponent = args[1]
+    if exponent == 1:
+        return b.tensor(args[0])
+    if exponent != 2:
+        raise b.error(f"pow with exponent {exponent!r}: sbp has x ** 2 (as x * x) only")
+    (x,) = operands(b, args[0])
+    return b.create(MulOp, [x, x])
+
+
+def _mse_loss(b: Builder, args: Sequence[Any], kwargs: Mapping[str, Any]) -> Val:
+    """`F.mse_loss`: `(x - t)²`, then its mean (reduction 1, torch's default), sum (2) or itself (0)."""
+    x, t = operands(b, args[0], args[1])
+    reduction = kwargs.get("reduction", args[2] if len(args) > 2 else 1)
+    diff = b.create(SubOp, [x, t], like(b, tuple(b.node.args[0].meta["val"].shape), x))
+    square = b.create(MulOp, [diff, diff], like(b, diff.shape, diff))
+    if reduction == 0:
+        return square
+    total = reduce(b, ReduceSumOp, square, None, False)
+    return total if reduction == 2 else times(b, total, 1.0 / max(1, math.prod(square.shape)))
+
+
 def _gelu(b: Builder, args: Sequence[Any], kwargs: Mapping[str, Any]) -> Val:
     approximate = kwargs.get("approximate", args[1] if len(args) > 1 else "none")
     if approximate != "tanh":
@@ -329,7 +352,7 @@ def kept_ops() -> list[Any]:
             ops.softmax.int, ops._softmax.default, ops.gelu.default, ops.silu.default, ops.embedding.default,
             ops.cross_entropy_loss.default, ops.scaled_dot_product_attention.default, ops.dropout.default,
             ops.split.Tensor, ops.triu.default, ops.tril.default, ops.sigmoid.default, ops.tanh.default,
-            ops.mean.dim, ops.t.default]
+            ops.mean.dim, ops.t.default, ops.mse_loss.default]
 
 
 def handlers() -> dict[Any, Handler]:
@@ -355,6 +378,8 @@ def handlers() -> dict[Any, Handler]:
         ops.permute.default: _permute, ops.transpose.int: _transpose, ops.t.default: _t,
         ops._to_copy.default: _to_copy,
         ops.sum.dim_IntList: _reduction(ReduceSumOp), ops.mean.dim: _reduction(ReduceSumOp, mean=True),
+        ops.sum.default: _reduction(ReduceSumOp), ops.mean.default: _reduction(ReduceSumOp, mean=True),
+        ops.pow.Tensor_Scalar: _power, ops.mse_loss.default: _mse_loss,
         ops.amax.default: _reduction(ReduceMaxOp), ops.amin.default: _reduction(ReduceMinOp),
         ops.layer_norm.default: _layer_norm,
     })
