@@ -41,6 +41,7 @@ from sbpc.dialects.sbp_op_base import SbpOp, TensorT, as_tensor_type
 from sbpc.dialects.sharding import broadcast_shapes
 from sbpc.dialects.signatures import (
     BinaryRule,
+    CastRule,
     LayerNormRule,
     MatmulRule,
     ReduceRule,
@@ -299,12 +300,14 @@ class LayerNormOp(SbpOp):
 
 @irdl_op_definition
 class CastOp(SbpOp):
-    """Element type conversion; the target type is the result's element type."""
+    """Element type conversion; the target type is the result's element type. A partial sum stays
+    partial only through an additive cast (`signatures.cast_is_additive`): float -> int truncates
+    each piece, so it is reduced first."""
 
     name = "sbp.cast"
     x = operand_def(TensorT)
     result = result_def(TensorT)
-    traits = traits_def(Pure(), UnaryRule(partial_sum=True), PerElement(1.0))
+    traits = traits_def(Pure(), CastRule(), PerElement(1.0))
     assembly_format = "$x attr-dict `:` type($x) `->` type($result)"
 
     def verify_semantics(self) -> None:

@@ -192,6 +192,37 @@ class UnaryRule(SbpRule):
         return []
 
 
+def cast_is_additive(src: object, dst: object) -> bool:
+    """Whether a cast maps a sum of pieces to the sum of the cast pieces: float -> float (up to
+    rounding) and integer -> integer no wider (wrapping is additive modulo 2^bits). Not float <->
+    integer (truncation), not a widening of integers (a partial sum of wrapped pieces), not i1."""
+    if isinstance(src, IntegerType) != isinstance(dst, IntegerType):
+        return False
+    if not isinstance(src, IntegerType):
+        return True
+    assert isinstance(dst, IntegerType)
+    return 1 < dst.width.data <= src.width.data
+
+
+@dataclass(frozen=True)
+class CastRule(SbpRule):
+    """cast: S(i) -> S(i) for every axis; P(sum) -> P(sum) where the cast is additive."""
+
+    def signatures(self, op: Operation, n: int) -> list[Sig]:
+        rank = len(_shape(op.operands[0]))
+        sigs: list[Sig] = [((split(i),), (split(i),)) for i in range(rank)]
+        if self._additive(op):
+            sigs.append(((P_SUM,), (P_SUM,)))
+        return sigs
+
+    @staticmethod
+    def _additive(op: Operation) -> bool:
+        return cast_is_additive(op.operands[0].type.element_type, op.results[0].type.element_type)  # type: ignore[attr-defined]
+
+    def list_key(self, op: Operation, in_shapes: tuple[tuple[int, ...], ...]) -> Hashable:
+        return len(in_shapes[0]), self._additive(op)
+
+
 @dataclass(frozen=True)
 class LayerNormRule(SbpRule):
     """layer_norm(x, gamma, beta) and rms_norm(x, gamma): S(i), B, B -> S(i) for every axis i but the

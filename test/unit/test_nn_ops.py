@@ -338,3 +338,19 @@ def test_vocab_parallel_on_a_2d_mesh(backend: str) -> None:
     assert result.ok, result.mismatches
     reduced = [line for line in result.collectives if line.startswith("all_reduce")]
     assert len(reduced) == 2 and all("mesh_axes=[1]" in line and "[5,3,1]" in line for line in reduced)
+
+
+@pytest.mark.parametrize(("src", "dst", "partial"), [("f32", "i32", False), ("f32", "i1", False), ("i32", "i1", False),
+                                                     ("i8", "i32", False), ("i32", "f32", False), ("i32", "i8", True),
+                                                     ("f32", "bf16", True)])
+def test_a_partial_sum_stays_partial_only_through_an_additive_cast(src: str, dst: str, partial: bool) -> None:
+    """trunc(a + b) is not trunc(a) + trunc(b), nor is a widening of wrapped integer pieces their
+    sum: such a cast reduces its partial input first, and the run checks."""
+    x, y = f"!sbp.tensor<6x{src}, @p, [P]>", f"!sbp.tensor<6x{dst}, @p>"
+    text = (f'sbp.placement @p "cpu" [0, 1]\nfunc.func @main(%x: {x}) -> {y} {{\n  %0 = sbp.cast %x : {x} -> {y}\n'
+            f"  func.return %0 : {y}\n}}\n")
+    op = _op(text)
+    rule = op.get_trait(SbpRule)
+    assert rule is not None
+    assert any(ins[0].short_str() == "P" for ins, _ in rule.signatures(op, 2)) == partial
+    assert sbpc.run(sbpc.parse(text)).ok
