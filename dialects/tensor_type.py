@@ -23,6 +23,7 @@ from sbpc.dialects.layout import LayoutAttr
 from sbpc.dialects.sbp import (
     NdSbpAttr,
     NdSbpPatternAttr,
+    PartialAttr,
     SbpAttr,
     SplitAttr,
     memo_text,
@@ -31,6 +32,7 @@ from sbpc.dialects.sbp import (
 )
 
 _ALLOWED_ELEMENT_TYPES = dtypes.names(dtypes.IR_TYPES)
+_BOOL = dtypes.named("i1").xdsl
 
 
 @irdl_attr_definition
@@ -210,6 +212,8 @@ def type_problem(
     if entries:
         for entry in entries:
             if type(entry) is not SplitAttr:
+                if type(entry) is PartialAttr and element_type == _BOOL:
+                    return f"an i1 tensor cannot be partial (booleans do not add): {sbp.short_str()}"
                 continue
             if not shape:
                 return f"a 0-d tensor cannot be split: {sbp.short_str()}"
