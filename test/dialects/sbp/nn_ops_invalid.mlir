@@ -195,7 +195,7 @@ func.func @broadcast_to_shape(%x: !sbp.tensor<4x2xf32, @p, [B]>) {
 // -----
 
 sbp.placement @p "cpu" [0, 1]
-// CHECK: :[[# @LINE + 1]]:28: error: an i1 tensor cannot be partial (booleans do not add): [P]{{$}}
+// CHECK: :[[# @LINE + 1]]:40: error: an i1 tensor cannot be partial (booleans do not add): [P]{{$}}
 func.func @bool_partial(%c: !sbp.tensor<4xi1, @p, [P]>) {
   func.return
 }
