@@ -213,6 +213,40 @@ class AutodiffPass(ModulePass):
         return DictionaryAttr(entries)
 
 
+def tied_results(fn: func.FuncOp) -> list[tuple[int, int]]:
+    """(result index, argument index) of every updated parameter and optimizer state of a training step
+    (`sbp.train_step`: result 1 + k updates the k-th of its `params` then `state`); [] for any other
+    function. A step runs in steady state — the next step takes these results as its arguments — so
+    the result leaves in its argument's SBP: `infer-sbp{rule=global}` prices that conversion as a use of
+    the result by the argument's variable and writes the argument's type as the result type
+    (`tie_result_types`), and `materialize-boxing` boxes the return to it."""
+    marker = fn.attributes.get(TRAIN_STEP)
+    if not isinstance(marker, DictionaryAttr):
+        return []
+    carried: list[int] = []
+    for key in ("params", "state"):
+        attr = marker.data.get(key)
+        if isinstance(attr, DenseArrayBase):
+            carried += [int(v) for v in attr.get_values()]
+    outputs = len(fn.function_type.outputs.data)
+    args = len(fn.function_type.inputs.data)
+    return [(1 + k, a) for k, a in enumerate(carried) if 1 + k < outputs and 0 <= a < args]
+
+
+def tie_result_types(fn: func.FuncOp) -> None:
+    """Declare every tied result (`tied_results`) in its argument's type where that has an SBP."""
+    ties = tied_results(fn)
+    if not ties:
+        return
+    inputs = list(fn.function_type.inputs.data)
+    outputs = list(fn.function_type.outputs.data)
+    for r, a in ties:
+        ty = inputs[a]
+        if isinstance(ty, GlobalTensorType) and ty.nd_sbp is not None:
+            outputs[r] = ty
+    fn.function_type = FunctionType.from_lists(inputs, outputs)
+
+
 def _name(value: SSAValue, index: int) -> str:
     return value.name_hint or f"arg{index}"
 

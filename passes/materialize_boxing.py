@@ -26,6 +26,7 @@ from sbpc.dialects.sbp import NdSbpAttr, SignatureAttr
 from sbpc.dialects.sbp_op_base import describe_op
 from sbpc.dialects.sbp_ops import BoxingOp, ToGlobalOp
 from sbpc.dialects.tensor_type import GlobalTensorType
+from sbpc.passes.autodiff import tie_result_types
 from sbpc.passes.expand_vocab_parallel import expand_vocab_parallel
 
 
@@ -52,6 +53,7 @@ class _Boxer:
 
 
 def materialize_function(f: func.FuncOp) -> None:
+    tie_result_types(f)  # a training step returns its parameters and state in their arguments' SBP
     expand_vocab_parallel(f)  # a vocab-split cross-entropy becomes ops whose operands get boxed below
     boxer = _Boxer()
     for op in list(f.body.walk()):

@@ -4,9 +4,12 @@
 them — with the whole-program model the search minimises: Σ op compute time (compute_model), Σ
 boxing time (the α-β planner on the placement's links) once per value and distinct target SBP
 among what its consumers' signatures need and its `to_global`s ask (`boxings.shared_boxings`:
-the boxings materialize-boxing inserts and shares, the bytes `sbp-run` counts) — plus every `sbp.boxing` or
+the boxings materialize-boxing inserts and shares, the bytes `sbp-run` counts) and the return's
+(`return_conversions`: a training step's updated parameters and state brought back to their
+arguments' SBP) — plus every `sbp.boxing` or
 collective already in the program, and the per-device memory (arguments' local bytes plus the
-most local bytes live at one op in program order). So plans of rule=oneflow, rule=cost and
+most local bytes live at one op in program order; a training step's donated arguments only up to
+their last use, `problem.donated_arguments`). So plans of rule=oneflow, rule=cost and
 rule=global compare under one objective.
 """
 
@@ -26,9 +29,10 @@ from sbpc.dialects.sbp_op_base import describe_op
 from sbpc.dialects.sbp_ops import BoxingOp, ToGlobalOp
 from sbpc.dialects.signatures import SbpRule
 from sbpc.dialects.tensor_type import GlobalTensorType
+from sbpc.passes.autodiff import tied_results
 from sbpc.passes.cost.compute import local_bytes, op_compute_s
 from sbpc.passes.infer_sbp.boxings import shared_boxings
-from sbpc.passes.infer_sbp.global_search.problem import Mesh, Pricer, mesh_of
+from sbpc.passes.infer_sbp.global_search.problem import Mesh, Pricer, donated_arguments, mesh_of
 from sbpc.passes.infer_sbp.local import functions
 
 
@@ -59,6 +63,27 @@ def _sbp(anchor: func.FuncOp | object, value: SSAValue) -> NdSbpAttr:
     if ty.nd_sbp is None:
         raise OpError(anchor, f"plan_objective: {ty.describe()} has no SBP (run infer-sbp first)")  # type: ignore[arg-type]
     return ty.nd_sbp
+
+
+def return_conversions(f: func.FuncOp) -> list[tuple[SSAValue, NdSbpAttr]]:
+    """The boxings `materialize-boxing` inserts at the return: each operand whose SBP differs from its
+    declared result type's, or for a training step's tied result (`autodiff.tied_results`) from its
+    argument's SBP, the layout the next step takes it in."""
+    ret = f.body.block.last_op
+    if not isinstance(ret, func.ReturnOp):
+        return []
+    wanted = list(f.function_type.outputs.data)
+    inputs = f.function_type.inputs.data
+    for r, a in tied_results(f):
+        if isinstance(inputs[a], GlobalTensorType) and inputs[a].nd_sbp is not None:  # type: ignore[attr-defined]
+            wanted[r] = inputs[a]
+    found: list[tuple[SSAValue, NdSbpAttr]] = []
+    for v, want in zip(ret.operands, wanted, strict=True):
+        ty = v.type
+        if isinstance(ty, GlobalTensorType) and isinstance(want, GlobalTensorType) and ty.nd_sbp is not None \
+                and want.nd_sbp is not None and ty.nd_sbp != want.nd_sbp:
+            found.append((v, want.nd_sbp))
+    return found
 
 
 def function_objective(f: func.FuncOp, pricer: Pricer) -> tuple[float, float, int]:
@@ -99,12 +124,20 @@ def function_objective(f: func.FuncOp, pricer: Pricer) -> tuple[float, float, in
         elif isinstance(op, BoxingOp | CollectiveOp):  # already in the program: its own op, not shared
             src, dst = op.operands[0], op.results[0]
             comm += pricer.boxing_s(src.type, _sbp(op, src), _sbp(op, dst), mesh(op, src.type))  # type: ignore[arg-type]
-    for v, targets in shared_boxings(ops).items():
+    boxings = shared_boxings(ops)
+    for v, target in return_conversions(f):
+        boxings.setdefault(v, {})[target] = None
+    for v, targets in boxings.items():
         for need in targets:
             comm += pricer.boxing_s(v.type, _sbp(f, v), need, mesh(f, v.type))  # type: ignore[arg-type]
     position = {op: t for t, op in enumerate(ops)}
-    base = sum(nbytes(a) for a in block.args)
+    donated = donated_arguments(f) if ops else set()
+    base = sum(nbytes(a) for i, a in enumerate(block.args) if i not in donated)
     delta = [0] * (len(ops) + 1)
+    for i in donated:  # a training step's updated arguments: live to their last use (`donated_arguments`)
+        arg = block.args[i]
+        delta[0] += nbytes(arg)
+        delta[max((position[use.operation] for use in arg.uses), default=0) + 1] -= nbytes(arg)
     for t, op in enumerate(ops):
         for r in op.results:
             size = nbytes(r)

@@ -18,6 +18,10 @@ Factors (seconds):
   the producer's chosen output SBP to the consumer's chosen input SBP, planned by
   `cost_model.transition_time` — the α-β Dijkstra `lower-boxing{planner=optimal}` runs, on the
   placement's `links`, through one `PlannerCache`;
+* tied (a training step, SPEC §8): an updated parameter or optimizer state is taken by the next step
+  as its argument (`passes/autodiff.py`'s `tied_results`), so it leaves in the argument's SBP — a
+  use of the result by the argument's variable (needs: the argument's choices), priced as any other,
+  boxed by `materialize-boxing` at the return;
 * shared (`passes/infer_sbp/boxings.py`, `passes/infer_sbp/global_search/shared.py`): a value with
   several priced uses (operands of ops, its `to_global`s) pays one boxing per distinct target, as
   `materialize-boxing` inserts them — one factor over its producer and consumers (per-edge
@@ -26,7 +30,9 @@ Factors (seconds):
   and `value` prices a plan exactly).
 
 Memory rows (only when a budget is given): per op in program order, the local bytes of every
-function argument plus those of every value live there (from its definition to its last use).
+function argument plus those of every value live there (from its definition to its last use); a
+training step's updated parameters and optimizer state are donated (`donated_arguments`): live to
+their last use, their results from then on.
 """
 
 from __future__ import annotations
@@ -49,6 +55,7 @@ from sbpc.dialects.sharding import fits_shape
 from sbpc.dialects.signatures import NdSig, SbpRule
 from sbpc.dialects.tensor_type import GlobalTensorType
 from sbpc.dialects.units import SECONDS_PER_US
+from sbpc.passes.autodiff import tied_results
 from sbpc.passes.cost.comm import DEFAULT_MODEL, CommModel, PlannerCache, placement_model, transition_time
 from sbpc.passes.cost.compute import DeviceFigures, device_figures, local_bytes, op_compute_s
 from sbpc.passes.infer_sbp.boxings import priced_use
@@ -241,6 +248,14 @@ class GlobalProblem:
         return total
 
 
+def donated_arguments(f: func.FuncOp) -> set[int]:
+    """The arguments a training step updates (`autodiff.tied_results`): the step owns them — the next
+    step takes the results instead, as torch.optim updates in place and a compiled step donates its
+    inputs — so memory counts each from the start to its last use, not to the end, and its updated
+    value from its definition on: one copy of a parameter or moment at a time, not two."""
+    return {a for _, a in tied_results(f)}
+
+
 def describe_value(value: SSAValue) -> str:
     """`%name` of a value, or its type and defining op."""
     if value.name_hint:
@@ -281,6 +296,8 @@ class Builder:
         self.compute_memo: dict[tuple[object, ...], np.ndarray] = {}
         self.pending: dict[SSAValue, tuple[list[tuple[int, tuple[NdSbpAttr, ...]]], list[NdSbpAttr]]] = {}
         """Values with several priced uses: (op uses (variable, needs), to_global targets)."""
+        self.ties: dict[SSAValue, list[int]] = {}
+        """Returned values a training step's arguments take back: value -> the argument indices."""
 
     def mesh(self, anchor: Operation, ty: GlobalTensorType) -> Mesh:
         found = self.meshes.get(ty.placement_name)
@@ -293,6 +310,11 @@ class Builder:
         if len(f.body.blocks) != 1 or any(op.regions for op in f.body.block.ops):
             raise OpError(
                 f, f"func.func @{f.sym_name.data}: rule=global needs a body of one block without nested regions")
+        ret = f.body.block.last_op
+        for r, a in tied_results(f) if isinstance(ret, func.ReturnOp) else ():
+            value = ret.operands[r]  # type: ignore[union-attr]
+            if value is not f.body.block.args[a] and isinstance(value.type, GlobalTensorType):
+                self.ties.setdefault(value, []).append(a)
         for i, arg in enumerate(f.body.block.args):
             ty = arg.type
             if not isinstance(ty, GlobalTensorType):
@@ -315,6 +337,9 @@ class Builder:
             elif not isinstance(op, func.ReturnOp) and any(
                     isinstance(v.type, GlobalTensorType) for v in (*op.operands, *op.results)):
                 raise OpError(op, f"{describe_op(op)}: {op.name} has no SBP signature rule")
+        for value, args in self.ties.items():
+            for a in args:
+                self._tie(value, a)
         domains = [len(var.choices) for var in self.problem.variables]
         for value, (uses, conversions) in self.pending.items():
             self._shared(value, uses, conversions, domains)
@@ -379,7 +404,7 @@ class Builder:
         operands of ops with an SBP rule, `to_global`s), else None (priced at once, per edge)."""
         found = self.pending.get(value)
         if found is None:
-            priced = sum(1 for use in value.uses if priced_use(use.operation))
+            priced = sum(1 for use in value.uses if priced_use(use.operation)) + len(self.ties.get(value, ()))
             if priced < 2:
                 return None
             found = self.pending[value] = ([], [])
@@ -404,6 +429,23 @@ class Builder:
         edge = Edge(u, v, self.pricer.matrix(ty, self.problem.variables[u].outputs(j), needs, mesh))
         self.problem.edges.append(edge)
         self.problem.incoming.setdefault(v, []).append(edge)
+
+    def _tie(self, value: SSAValue, a: int) -> None:
+        """Price `value` (a step's result) arriving in the SBP of argument `a`, which takes it next step."""
+        ty = value.type
+        assert isinstance(ty, GlobalTensorType)
+        mesh = self.mesh(self.f, ty)
+        fixed, w, _ = self.sources[self.f.body.block.args[a]]
+        if fixed is not None:
+            pending = self._pending(value)
+            if pending is not None:
+                pending[1].append(fixed)
+            else:
+                self._convert(value, fixed, mesh)
+            return
+        assert w is not None
+        var = self.problem.variables[w]
+        self._feed(value, tuple(var.choices), w, var, mesh)  # type: ignore[arg-type]
 
     def _conversion(self, op: Operation) -> None:
         src, dst = op.operands[0], op.results[0]
@@ -466,23 +508,32 @@ class Builder:
         return 0.0, (u, np.array([float(local_bytes(ty, nd, hierarchy)) for nd in outs]))  # type: ignore[arg-type]
 
     def _memory(self) -> None:
-        """One row per op: every argument plus the values live at it."""
+        """One row per op: every argument plus the values live at it (a training step's donated
+        arguments, `donated_arguments`, only up to their last use)."""
         block = self.f.body.block
         ops = list(block.ops)
         position = {op: t for t, op in enumerate(ops)}
         terms = self.problem.memory_terms
         base, base_terms = 0.0, []
-        for arg in block.args:
-            if isinstance(arg.type, GlobalTensorType):
-                c, term = self._bytes(arg)
-                base += c
-                if term is not None:
-                    base_terms.append(len(terms))
-                    terms.append(term)
         Entry = tuple[float, int | None]  # constant bytes, or a term index
         starts: list[list[tuple[int, Entry]]] = [[] for _ in ops]
         ends: list[list[int]] = [[] for _ in ops]
         number = 0
+        donated = donated_arguments(self.f)
+        for i, arg in enumerate(block.args):
+            if isinstance(arg.type, GlobalTensorType):
+                c, term = self._bytes(arg)
+                if term is not None:
+                    terms.append(term)
+                if i in donated and ops:  # live from the start to its last use, then its result's buffer
+                    last = max((position[use.operation] for use in arg.uses), default=0)
+                    starts[0].append((number, (c, None if term is None else len(terms) - 1)))
+                    ends[last].append(number)
+                    number += 1
+                    continue
+                base += c
+                if term is not None:
+                    base_terms.append(len(terms) - 1)
         for t, op in enumerate(ops):
             for r in op.results:
                 if not isinstance(r.type, GlobalTensorType):
