@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from xdsl.ir import Dialect, Operation
 
-from sbpc.dialects import collective_ops, sbp_ops, sbp_ops_grad, sbp_ops_nn
+from sbpc.dialects import collective_ops, sbp_ops, sbp_ops_grad, sbp_ops_grad_nn, sbp_ops_nn
 from sbpc.dialects.layout import LayoutAttr
 from sbpc.dialects.placement import PlacementOp
 from sbpc.dialects.sbp import (
@@ -69,6 +69,7 @@ SBP_OPS: list[type[Operation]] = [
     collective_ops.AllSliceOp,
     collective_ops.ToPartialOp,
     *sbp_ops_grad.GRAD_OPS,
+    *sbp_ops_grad_nn.NN_GRAD_OPS,
 ]
 
 SBP = Dialect(

@@ -82,19 +82,23 @@ class GeluGradOp(_SameShapeOp):
     assembly_format = "$dy `,` $x attr-dict `:` type($dy) `,` type($x) `->` type($result)"
 
 
-class _LayerNormGrad(SbpOp, abc.ABC):
-    """Shared checks: dy and x of one float shape (rank ≥ 1), `epsilon` positive f32 (default 1e-5).
-    (Each op declares its operands itself: IRDL would put a subclass's own operands first.)"""
+class NormGrad(SbpOp, abc.ABC):
+    """Shared checks of a row-normalisation's gradients (layer_norm's here, rms_norm's in
+    `sbp_ops_grad_nn`): dy and x of one float shape (rank ≥ 1), `epsilon` positive (default
+    `default_epsilon()`)."""
+
+    def default_epsilon(self) -> float:
+        return LAYER_NORM_EPSILON
 
     def get_epsilon(self) -> float:
         epsilon = self.properties.get("epsilon")
-        return LAYER_NORM_EPSILON if epsilon is None else float(epsilon.value.data)  # type: ignore[attr-defined]
+        return self.default_epsilon() if epsilon is None else float(epsilon.value.data)  # type: ignore[attr-defined]
 
     def verify_semantics(self) -> None:
         dy, x = as_tensor_type(self.operands[0].type), as_tensor_type(self.operands[1].type)
         self.expect_float(x)
         if x.rank < 1:
-            raise self.fail("layer_norm's gradient needs a tensor of rank >= 1")
+            raise self.fail(f"{self.name.removeprefix('sbp.')} needs a tensor of rank >= 1")
         if dy.get_shape() != x.get_shape() or dy.element_type != x.element_type:
             raise self.fail(f"dy is {dy.element_type}{list(dy.get_shape())}, expected x's "
                             f"{x.element_type}{list(x.get_shape())}")
@@ -102,19 +106,15 @@ class _LayerNormGrad(SbpOp, abc.ABC):
             raise self.fail(f"epsilon must be positive, got {self.get_epsilon():g}")
 
 
-@irdl_op_definition
-class LayerNormGradOp(_LayerNormGrad):
-    """layer_norm's input gradient: with `x̂ = (x - mean)/σ` and `ĝ = dy·gamma` per row of n,
-    `dx = (ĝ - mean(ĝ) - x̂·mean(ĝ·x̂)) / σ`."""
+class NormGradInput(NormGrad, abc.ABC):
+    """A normalisation's input gradient `(dy, x, gamma) -> dx`, gamma 1-D of the last axis."""
 
-    name = "sbp.layer_norm_grad"
     dy = operand_def(TensorT)
     x = operand_def(TensorT)
     gamma = operand_def(TensorT)
     epsilon = opt_prop_def(FloatAttr)
     result = result_def(TensorT)
     irdl_options = (ParsePropInAttrDict(),)
-    traits = traits_def(Pure(), LayerNormGradRule(), PerElement(12.0))
     assembly_format = "$dy `,` $x `,` $gamma attr-dict `:` type($dy) `,` type($x) `,` type($gamma) `->` type($result)"
 
     def verify_semantics(self) -> None:
@@ -126,23 +126,37 @@ class LayerNormGradOp(_LayerNormGrad):
         self.expect_result(x.get_shape(), x.element_type)
 
 
-@irdl_op_definition
-class LayerNormGradGammaOp(_LayerNormGrad):
-    """layer_norm's gamma gradient `Σ_rows dy · x̂` (1-D of the last axis); beta's is `reduce_sum(dy)`."""
+class NormGradGamma(NormGrad, abc.ABC):
+    """A normalisation's gamma gradient `(dy, x) -> dgamma`, 1-D of the last axis."""
 
-    name = "sbp.layer_norm_grad_gamma"
     dy = operand_def(TensorT)
     x = operand_def(TensorT)
     epsilon = opt_prop_def(FloatAttr)
     result = result_def(TensorT)
     irdl_options = (ParsePropInAttrDict(),)
-    traits = traits_def(Pure(), LayerNormGradRule(reduces_rows=True), PerElement(6.0, "operand"))
     assembly_format = "$dy `,` $x attr-dict `:` type($dy) `,` type($x) `->` type($result)"
 
     def verify_semantics(self) -> None:
         super().verify_semantics()
         x = as_tensor_type(self.x.type)
         self.expect_result(x.get_shape()[-1:], x.element_type)
+
+
+@irdl_op_definition
+class LayerNormGradOp(NormGradInput):
+    """layer_norm's input gradient: with `x̂ = (x - mean)/σ` and `ĝ = dy·gamma` per row of n,
+    `dx = (ĝ - mean(ĝ) - x̂·mean(ĝ·x̂)) / σ`."""
+
+    name = "sbp.layer_norm_grad"
+    traits = traits_def(Pure(), LayerNormGradRule(), PerElement(12.0))
+
+
+@irdl_op_definition
+class LayerNormGradGammaOp(NormGradGamma):
+    """layer_norm's gamma gradient `Σ_rows dy · x̂` (1-D of the last axis); beta's is `reduce_sum(dy)`."""
+
+    name = "sbp.layer_norm_grad_gamma"
+    traits = traits_def(Pure(), LayerNormGradRule(reduces_rows=True), PerElement(6.0, "operand"))
 
 
 @irdl_op_definition
@@ -323,4 +337,4 @@ class AdamwUpdateOp(_SameShapeOp):
 GRAD_OPS = [ReluGradOp, GeluGradOp, LayerNormGradOp, LayerNormGradGammaOp, ReduceSumGradOp, ReduceExtremumGradOp,
             OnesLikeOp,
             SgdUpdateOp, AdamMoment1Op, AdamMoment2Op, AdamwUpdateOp]
-"""The ops of this module, for the dialect's op list."""
+"""The ops of this module, for the dialect's op list (the SPEC §7 ops' gradients: `sbp_ops_grad_nn.NN_GRAD_OPS`)."""

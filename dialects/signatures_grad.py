@@ -131,3 +131,56 @@ class ExtremumGradRule(SbpRule):
     def list_key(self, op: Operation, in_shapes: tuple[tuple[int, ...], ...]) -> Hashable:
         axes = tuple(op.properties["axes"].get_values())  # type: ignore[attr-defined]
         return (axes, op.properties.get("keepdims") is not None, len(in_shapes[1]))
+
+
+@dataclass(frozen=True)
+class EmbeddingGradRule(SbpRule):
+    """embedding_grad(dy [..., H], indices [...]) -> [V, H]: dy and the indices split alike on a batch
+    axis give P(sum) (each rank scatters its rows: a batch-split lookup's table gradient, reduced where
+    the update needs it); dy split on the hidden axis with B indices gives S(1); linear in dy: (P, B) ->
+    P. A vocab-split table's gradient S(0) is the free slice of the all-B result (each rank of a
+    replicated dy computes the rows; Megatron's vocab-parallel backward without communication)."""
+
+    def signatures(self, op: Operation, n: int) -> list[Sig]:
+        rank = len(_shape(op.operands[1]))
+        sigs: list[Sig] = [((split(i), split(i)), (P_SUM,)) for i in range(rank)]
+        sigs.append(((split(rank), _B), (split(1),)))
+        sigs.append(((P_SUM, _B), (P_SUM,)))
+        return sigs
+
+    def list_key(self, op: Operation, in_shapes: tuple[tuple[int, ...], ...]) -> Hashable:
+        return len(in_shapes[1])
+
+
+@dataclass(frozen=True)
+class CrossEntropyGradRule(SbpRule):
+    """cross_entropy_grad(logits, targets, dloss, row_max, row_sum): every operand split alike on a
+    batch axis -> S(i); vocab-split logits (S(last)) with the rest B -> S(last) (each rank its range of
+    the softmax, the one-hot where it holds the target); linear in dloss: (B, B, P, B, B) -> P."""
+
+    def signatures(self, op: Operation, n: int) -> list[Sig]:
+        rows = len(_shape(op.operands[1]))
+        sigs: list[Sig] = [((split(i),) * 5, (split(i),)) for i in range(rows)]
+        sigs.append(((split(rows), _B, _B, _B, _B), (split(rows),)))
+        sigs.append(((_B, _B, P_SUM, _B, _B), (P_SUM,)))
+        return sigs
+
+    def list_key(self, op: Operation, in_shapes: tuple[tuple[int, ...], ...]) -> Hashable:
+        return len(in_shapes[1])
+
+
+@dataclass(frozen=True)
+class SliceGradRule(SbpRule):
+    """slice_grad: S(i) -> S(i) on every axis the slice kept whole (0:extent:1); P(sum) -> P(sum)."""
+
+    def signatures(self, op: Operation, n: int) -> list[Sig]:
+        dy, out = _shape(op.operands[0]), _shape(op.results[0])
+        bounds = zip(*(op.properties[k].get_values() for k in ("start", "stop", "step")), out, strict=True)  # type: ignore[attr-defined]
+        whole = [i for i, (a, b, s, d) in enumerate(bounds) if a == 0 and b == d and s == 1 and dy[i] == d]
+        sigs: list[Sig] = [((split(i),), (split(i),)) for i in whole]
+        sigs.append(((P_SUM,), (P_SUM,)))
+        return sigs
+
+    def list_key(self, op: Operation, in_shapes: tuple[tuple[int, ...], ...]) -> Hashable:
+        bounds = tuple(tuple(op.properties[k].get_values()) for k in ("start", "stop", "step"))  # type: ignore[attr-defined]
+        return (bounds, _shape(op.results[0]))

@@ -4,9 +4,9 @@ of its operands, written as sbp ops (forward ops wherever the gradient is one, S
 `GradBuilder` emits ops before a fixed point of the function with SBP-free result types, so that the
 inference decides every gradient's SBP from the ops' rules (`dialects/signatures.py`,
 `dialects/signatures_grad.py`). A rule returns one gradient per operand, None where the operand needs
-none (it does not depend on a parameter, or is not a float). Ops without a rule (fmod, maximum/minimum;
-of SPEC §7 rms_norm, embedding, cross_entropy, slice) are a located error when a parameter's gradient
-flows through them.
+none (it does not depend on a parameter, or is not a float). An op without a rule (fmod, whose
+gradient torch defines only almost everywhere) is a located error when a parameter's gradient flows
+through it.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from sbpc.dialects import sbp_ops as ops
 from sbpc.dialects import sbp_ops_grad as g
+from sbpc.dialects import sbp_ops_grad_nn as gn
 from sbpc.dialects import sbp_ops_nn as nn
 from sbpc.dialects.errors import OpError
 from sbpc.dialects.sbp_op_base import describe_op
@@ -245,6 +246,39 @@ def _nn(b: GradBuilder, op: Operation, dy: SSAValue, need: Sequence[bool]) -> li
     return found
 
 
+def _nn_grad(b: GradBuilder, op: Operation, dy: SSAValue, need: Sequence[bool]) -> list[SSAValue | None]:
+    """The SPEC §7 ops whose gradients are ops of `dialects/sbp_ops_grad_nn.py`: rms_norm, embedding,
+    cross_entropy (its rows' max and Σ exp by forward ops, all-reduced where the logits are vocab-split),
+    slice, maximum/minimum (each operand broadcast to dy's shape first, the gradient summed back)."""
+    if isinstance(op, nn.RmsNormOp):
+        x, gamma = op.operands
+        eps: dict[str, Attribute] = {} if op.epsilon is None else {"epsilon": op.epsilon}
+        dx = b.like(gn.RmsNormGradOp, [dy, x, gamma], None, eps) if need[0] else None
+        return [dx, b.like(gn.RmsNormGradGammaOp, [dy, x], _shape(gamma), eps) if need[1] else None]
+    if isinstance(op, nn.EmbeddingOp):
+        table, indices = op.operands
+        return [b.emit(gn.EmbeddingGradOp, [dy, indices], free_type(tensor_type(table))), None]
+    if isinstance(op, nn.CrossEntropyOp):
+        logits, targets = op.operands
+        last = len(_shape(logits)) - 1
+        rows = [*_shape(logits)[:-1], 1]
+        keep: dict[str, Attribute] = {"axes": DenseArrayBase.from_list(i64, [last]), "keepdims": UnitAttr()}
+        row_max = b.like(ops.ReduceMaxOp, [logits], rows, keep)
+        row_sum = b.reduce_sum(b.like(ops.ExpOp, [b.sub(logits, row_max)]), [last], True)
+        return [b.emit(gn.CrossEntropyGradOp, [logits, targets, dy, row_max, row_sum], free_type(tensor_type(logits))),
+                None]
+    if isinstance(op, nn.SliceOp):
+        props = {k: op.properties[k] for k in ("start", "stop", "step")}
+        return [b.emit(gn.SliceGradOp, [dy], free_type(tensor_type(op.operands[0])), props)]
+    assert isinstance(op, ops.MaximumOp | ops.MinimumOp)
+    grad_op = gn.MaximumGradOp if isinstance(op, ops.MaximumOp) else gn.MinimumGradOp
+    shape = _shape(dy)
+    lhs, rhs = (v if _shape(v) == shape else b.like(nn.BroadcastToOp, [v], shape) for v in op.operands)
+    da = b.unbroadcast(b.like(grad_op, [dy, lhs, rhs]), _shape(op.operands[0])) if need[0] else None
+    db = b.unbroadcast(b.like(grad_op, [dy, rhs, lhs]), _shape(op.operands[1])) if need[1] else None
+    return [da, db]
+
+
 RULES: dict[type[Operation], Rule] = {
     **dict.fromkeys((ops.AddOp, ops.SubOp, ops.MulOp, ops.DivOp), _binary),
     ops.MatmulOp: _matmul,
@@ -254,6 +288,8 @@ RULES: dict[type[Operation], Rule] = {
                      ops.BoxingOp), _unary),
     **dict.fromkeys((nn.SigmoidOp, nn.TanhOp, nn.SiluOp, nn.SoftmaxOp, nn.DropoutOp, nn.BroadcastToOp, nn.WhereOp,
                      nn.ConcatOp), _nn),
+    **dict.fromkeys((nn.RmsNormOp, nn.EmbeddingOp, nn.CrossEntropyOp, nn.SliceOp, ops.MaximumOp, ops.MinimumOp),
+                    _nn_grad),
 }
 """Forward op class -> its reverse-mode rule."""
 

@@ -1,7 +1,7 @@
 """`--check`'s error bounds of the backward and optimizer ops of SPEC §8 (`dialects/sbp_ops_grad.py`), by
 the first-order forward analysis of `runtime/error_bounds.py` (which calls these through `GRAD_BOUNDS`):
 
-* ones_like is exact; reduce_sum_grad moves every array of a `Bounded` as it moves elements;
+* ones_like is exact; reduce_sum_grad (and slice_grad) moves every array of a `Bounded` as it moves elements;
 * reduce_extremum_grad: exact where each group's ties are certain; where an element lies within the
   bounds of the extremum, any candidate of that group may take any share of dy;
 * relu_grad is dy or 0: exact where x's sign is certain; where x lies within its bound of 0 either
@@ -9,7 +9,9 @@ the first-order forward analysis of `runtime/error_bounds.py` (which calls these
 * gelu_grad scales dy by gelu'(x), which moves by at most max|gelu''| (< 1) times x's bound;
 * layer_norm_grad / layer_norm_grad_gamma: each row's σ moves by at most twice the row's largest input
   bound (centring at most doubles it, the rms is 1-Lipschitz), x̂ and 1/σ by that relative amount, and
-  the result is linear in dy with a row operator of norm ≤ (2 + |x̂|)·max|gamma|/σ;
+  the result is linear in dy with a row operator of norm ≤ (2 + |x̂|)·max|gamma|/σ; rms_norm_grad /
+  rms_norm_grad_gamma alike without the centring (the rms moves by the row's largest bound, the norm
+  ≤ (1 + |x̂|)·max|gamma|·r);
 * sgd_update is linear: `|1 - lr·wd|·err(w) + lr·err(g)` plus its roundings; AdamW's moments are
   linear in the state, the second quadratic in g (`2|g|e + e²`);
 * adamw_update: √v moves by min(e/(2√v), √e) for a bound e of v, the quotient m/denom accordingly,
@@ -24,6 +26,7 @@ import numpy as np
 from xdsl.ir import Operation
 
 from sbpc.dialects import sbp_ops_grad as g
+from sbpc.dialects import sbp_ops_grad_nn as gn
 from sbpc.runtime.bounded import (
     F64,
     TRANSCENDENTAL_ULPS,
@@ -35,6 +38,7 @@ from sbpc.runtime.bounded import (
     linear,
     unit,
 )
+from sbpc.runtime.error_bounds_grad_nn import NN_GRAD_BOUNDS
 from sbpc.runtime.op_impls import run_numpy
 from sbpc.runtime.ops_grad import adamw_factors, gelu_slope, layer_norm_parts
 
@@ -107,27 +111,35 @@ def _gelu_grad(op: Operation, xs: list[Bounded], ctx: BoundContext) -> Bounded:
     return linear(op, dy.ref * slope, err, mag, None, TRANSCENDENTAL_ULPS, dy.dtype, ctx)
 
 
-def _rows(x: Bounded, eps: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """x̂, 1/σ and the relative move of both per row (inf where the row's bound may swamp σ)."""
-    xhat, rstd = layer_norm_parts(x.ref.astype(F64), eps)
+def _rows(op: Operation, x: Bounded) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+    """x̂, the row scale (1/σ, or 1/rms for rms_norm's gradients), the relative move of both per row (inf
+    where the row's bound may swamp the scale) and the constant of the row operator's norm (2 + |x̂|
+    with centring, 1 + |x̂| without)."""
+    assert isinstance(op, g.NormGrad)
+    xr = x.ref.astype(F64)
     with np.errstate(all="ignore"):
-        k = 2.0 * x.err.max(axis=-1, keepdims=True, initial=0.0) * rstd
+        if isinstance(op, gn.RmsNormGradOp | gn.RmsNormGradGammaOp):  # the rms is 1-Lipschitz
+            scale = 1.0 / np.sqrt((xr * xr).mean(axis=-1, keepdims=True) + op.get_epsilon())
+            xhat, k, centre = xr * scale, x.err.max(axis=-1, keepdims=True, initial=0.0) * scale, 1.0
+        else:  # centring at most doubles the bound
+            xhat, scale = layer_norm_parts(xr, op.get_epsilon())
+            k, centre = 2.0 * x.err.max(axis=-1, keepdims=True, initial=0.0) * scale, 2.0
         rel = np.where(k < 0.25, 4.0 * k, np.inf)
-    return xhat, rstd, rel
+    return xhat, scale, rel, centre
 
 
 def _layer_norm_grad(op: Operation, xs: list[Bounded], ctx: BoundContext) -> Bounded:
-    assert isinstance(op, g.LayerNormGradOp)
+    """layer_norm's and rms_norm's input gradient (`_rows` says which)."""
     dy, x, gamma = xs
     n = x.ref.shape[-1]
     u = compute_unit(dy.dtype)
-    xhat, rstd, rel = _rows(x, op.get_epsilon())
+    xhat, rstd, rel, centre = _rows(op, x)
     ref = run_numpy(op, [dy.ref.astype(F64), x.ref.astype(F64), gamma.ref.astype(F64)])
     big_g = float(np.max(absolute(gamma.ref) + gamma.err, initial=0.0))
     with np.errstate(all="ignore"):
         row = lambda a: a.max(axis=-1, keepdims=True, initial=0.0)  # noqa: E731
         size = big_g * row(dy.mag + dy.err) + row(dy.mag) * float(np.max(gamma.err, initial=0.0))
-        spread = rstd * (2.0 + np.abs(xhat))
+        spread = rstd * (centre + np.abs(xhat))
         from_dy = spread * (big_g * row(dy.err) + row(dy.mag) * float(np.max(gamma.err, initial=0.0)))
         from_x = 2.0 * rel * (np.abs(ref) + spread * size) * (1.0 + row(np.abs(xhat)))
         rounding = 4.0 * (n + TRANSCENDENTAL_ULPS) * u * spread * size
@@ -136,10 +148,10 @@ def _layer_norm_grad(op: Operation, xs: list[Bounded], ctx: BoundContext) -> Bou
 
 
 def _layer_norm_grad_gamma(op: Operation, xs: list[Bounded], ctx: BoundContext) -> Bounded:
-    assert isinstance(op, g.LayerNormGradGammaOp)
+    """layer_norm's and rms_norm's gamma gradient (`_rows` says which)."""
     dy, x = xs
     n = x.ref.shape[-1]
-    xhat, _, rel = _rows(x, op.get_epsilon())
+    xhat, _, rel, _ = _rows(op, x)
     with np.errstate(all="ignore"):
         dxhat = rel * (1.0 + np.abs(xhat)) + TRANSCENDENTAL_ULPS * compute_unit(dy.dtype) * (1.0 + np.abs(xhat))
 
@@ -202,14 +214,19 @@ def _adamw_update(op: Operation, xs: list[Bounded], ctx: BoundContext) -> Bounde
 GRAD_BOUNDS: dict[type[Operation], Callable[[Operation, list[Bounded], BoundContext], Bounded]] = {
     g.OnesLikeOp: _ones_like,
     g.ReduceSumGradOp: _expand,
+    gn.SliceGradOp: _expand,
     g.ReduceExtremumGradOp: _extremum_grad,
     g.ReluGradOp: _relu_grad,
     g.GeluGradOp: _gelu_grad,
     g.LayerNormGradOp: _layer_norm_grad,
     g.LayerNormGradGammaOp: _layer_norm_grad_gamma,
+    gn.RmsNormGradOp: _layer_norm_grad,
+    gn.RmsNormGradGammaOp: _layer_norm_grad_gamma,
     g.SgdUpdateOp: _sgd_update,
     g.AdamMoment1Op: _moment,
     g.AdamMoment2Op: _moment,
     g.AdamwUpdateOp: _adamw_update,
+    **NN_GRAD_BOUNDS,
 }
-"""Backward/optimizer op class -> its bound rule (read by `error_bounds.apply`)."""
+"""Backward/optimizer op class -> its bound rule (read by `error_bounds.apply`; the SPEC §7 ops' gradients
+from `runtime/error_bounds_grad_nn.py`)."""

@@ -15,6 +15,7 @@ import numpy as np
 from xdsl.ir import Operation
 
 from sbpc.dialects import sbp_ops_grad as g
+from sbpc.runtime import ops_grad_nn  # noqa: F401  (registers the gradients of the SPEC §7 ops)
 from sbpc.runtime.op_registry import OpImpl, impl
 from sbpc.runtime.ops_numpy import has_flag, int_property, result_shape, same_dtype, wide
 

@@ -5,7 +5,10 @@
 * reduce_sum_grad: a parallel loop over the result reading dy without the reduced dims;
 * reduce_extremum_grad: a reduction counting each group's ties, then a parallel loop selecting dy / count;
 * layer_norm_grad / layer_norm_grad_gamma: row sums of x and of the centred squares (σ), of dy·gamma and
-  dy·gamma·(x - mean), then a parallel loop (dx), or a reduction over the rows (dgamma).
+  dy·gamma·(x - mean), then a parallel loop (dx), or a reduction over the rows (dgamma); rms_norm_grad /
+  rms_norm_grad_gamma alike from Σx² and Σ dy·gamma·x;
+* maximum_grad / minimum_grad: one parallel loop selecting dy, dy/2 on a tie, or 0;
+* embedding_grad, cross_entropy_grad, slice_grad: `to_upstream_grad_nn.py`.
 
 `to_upstream_mlir.LOWERINGS` holds these with the others; each takes the emitter, the op and its
 translated operands.
@@ -22,9 +25,11 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.ir.affine import AffineConstantExpr, AffineDimExpr, AffineExpr, AffineMap
 
 from sbpc.dialects import sbp_ops_grad as g
+from sbpc.dialects import sbp_ops_grad_nn as gn
 from sbpc.dialects.errors import OpError
 from sbpc.dialects.sbp import ReduceKind
 from sbpc.translate.linalg_bodies import Body, builtin_tensor, identity, is_float, narrow, widen
+from sbpc.translate.to_upstream_grad_nn import NN_GRAD_LOWERINGS
 from sbpc.translate.to_upstream_nn import Emitter
 
 CMPF_OGT = 2
@@ -187,18 +192,19 @@ def reduce_extremum_grad(e: Emitter, op: g.ReduceExtremumGradOp, args: list[SSAV
                     [IteratorType.PARALLEL] * rank, body.region(result))
 
 
-def _row_stats(e: Emitter, op: Operation, dy: SSAValue, x: SSAValue, gamma: SSAValue | None
-               ) -> tuple[SSAValue, SSAValue, SSAValue | None, SSAValue | None, Attribute]:
-    """(centred x, Σ centred², and with gamma Σ dy·γ and Σ dy·γ·centred per row, the wide type)."""
+RowSum = Callable[[Sequence[SSAValue], Sequence[AffineMap], Callable[[Body, Sequence[SSAValue]], SSAValue]], SSAValue]
+
+
+def _row_summer(e: Emitter, op: Operation, x: SSAValue) -> tuple[RowSum, Attribute, int]:
+    """(row_sum(ins, their maps, term): Σ over x's last axis of `term` of the widened elements, in the
+    wide type; the wide type; x's rank). x's last axis must be even (whole on the rank)."""
     ty = builtin_tensor(op, x.type)
     shape = ty.get_shape()
-    rank, n = len(shape), shape[-1]
-    if n == DYNAMIC_INDEX:
+    rank = len(shape)
+    if shape[-1] == DYNAMIC_INDEX:
         raise OpError(op, f"{op.name}: the normalised last axis of {ty} is uneven")
     wide = _wide(ty.element_type)
-    ident = AffineMap.identity(rank)
     to_row = AffineMap(rank, 0, tuple(AffineDimExpr(i) for i in range(rank - 1)))
-    last = AffineMap(rank, 0, (AffineDimExpr(rank - 1),))
     reducing = [IteratorType.PARALLEL] * (rank - 1) + [IteratorType.REDUCTION]
     row_ty = TensorType(wide, shape[:-1])
 
@@ -209,6 +215,19 @@ def _row_stats(e: Emitter, op: Operation, dy: SSAValue, x: SSAValue, gamma: SSAV
         total = body.op("arith.addf", [body.args[-1], term(body, [widen(body, v) for v in body.args[:-1]])], wide)
         return e.linalg(list(ins), init, [*maps, to_row], reducing, body.region(total))
 
+    return row_sum, wide, rank
+
+
+def _row_stats(e: Emitter, op: Operation, dy: SSAValue, x: SSAValue, gamma: SSAValue | None
+               ) -> tuple[SSAValue, SSAValue, SSAValue | None, SSAValue | None, Attribute]:
+    """(centred x, Σ centred², and with gamma Σ dy·γ and Σ dy·γ·centred per row, the wide type)."""
+    row_sum, wide, rank = _row_summer(e, op, x)
+    ty = builtin_tensor(op, x.type)
+    shape = ty.get_shape()
+    n = shape[-1]
+    ident = AffineMap.identity(rank)
+    to_row = AffineMap(rank, 0, tuple(AffineDimExpr(i) for i in range(rank - 1)))
+    last = AffineMap(rank, 0, (AffineDimExpr(rank - 1),))
     total = row_sum([x], [ident], lambda b, a: a[0])
     body = Body([ty.element_type, wide, wide])
     mean = body.op("arith.divf", [body.args[1], _const(body, float(n), wide)], wide)
@@ -276,11 +295,95 @@ def layer_norm_grad_gamma(e: Emitter, op: g.LayerNormGradGammaOp, args: list[SSA
     iterators = [IteratorType.REDUCTION] * (rank - 1) + [IteratorType.PARALLEL]
     summed = e.linalg([dy, centred, squares], init, [ident, ident, to_row, last], iterators,
                       body.region(body.op("arith.addf", [total, term], wide)))
+    return _narrowed(e, summed, acc, out)
+
+
+def _rms_stats(e: Emitter, op: Operation, dy: SSAValue, x: SSAValue, gamma: SSAValue | None
+               ) -> tuple[SSAValue, SSAValue | None, Attribute]:
+    """(Σ x², and with gamma Σ dy·γ·x per row, the wide type) of rms_norm's gradients."""
+    row_sum, wide, rank = _row_summer(e, op, x)
+    ident = AffineMap.identity(rank)
+    last = AffineMap(rank, 0, (AffineDimExpr(rank - 1),))
+
+    squares = row_sum([x], [ident], lambda b, a: b.op("arith.mulf", [a[0], a[0]], wide))
+    if gamma is None:
+        return squares, None, wide
+    gxsum = row_sum([dy, gamma, x], [ident, last, ident], lambda b, a: b.op(
+        "arith.mulf", [b.op("arith.mulf", [a[0], a[1]], wide), a[2]], wide))
+    return squares, gxsum, wide
+
+
+def rms_norm_grad(e: Emitter, op: gn.RmsNormGradOp, args: list[SSAValue]) -> SSAValue:
+    """`r·(dy·γ - x·r²·Σ(dy·γ·x)/n)` with r = 1/√(Σx²/n + eps)."""
+    dy, x, gamma = args
+    out = builtin_tensor(op, op.results[0].type)
+    shape = out.get_shape()
+    rank, n = len(shape), shape[-1]
+    squares, gxsum, wide = _rms_stats(e, op, dy, x, gamma)
+    assert gxsum is not None
+    ident = AffineMap.identity(rank)
+    to_row = AffineMap(rank, 0, tuple(AffineDimExpr(i) for i in range(rank - 1)))
+    last = AffineMap(rank, 0, (AffineDimExpr(rank - 1),))
+    body = Body([out.element_type, out.element_type, out.element_type, wide, wide, out.element_type])
+    d, xv, gm = (widen(body, v) for v in body.args[:3])
+    sq, gxs = body.args[3:5]
+    r = _rstd(body, sq, n, op.get_epsilon(), wide)
+    mean_gx = body.op("arith.divf", [gxs, _const(body, float(n), wide)], wide)
+    scaled = body.op("arith.mulf", [xv, body.op("arith.mulf", [r, r], wide)], wide)
+    proj = body.op("arith.mulf", [scaled, mean_gx], wide)
+    inner = body.op("arith.subf", [body.op("arith.mulf", [d, gm], wide), proj], wide)
+    result = narrow(body, body.op("arith.mulf", [r, inner], wide), out.element_type)
+    return e.linalg([dy, x, gamma, squares, gxsum], e.empty(out, lambda k: (x, k)),
+                    [ident, ident, last, to_row, to_row, ident], [IteratorType.PARALLEL] * rank, body.region(result))
+
+
+def rms_norm_grad_gamma(e: Emitter, op: gn.RmsNormGradGammaOp, args: list[SSAValue]) -> SSAValue:
+    """`Σ_rows dy · x · r`: a reduction over every axis but the last."""
+    dy, x = args
+    out = builtin_tensor(op, op.results[0].type)
+    shape = builtin_tensor(op, x.type).get_shape()
+    rank, n = len(shape), shape[-1]
+    squares, _, wide = _rms_stats(e, op, dy, x, None)
+    ident = AffineMap.identity(rank)
+    to_row = AffineMap(rank, 0, tuple(AffineDimExpr(i) for i in range(rank - 1)))
+    last = AffineMap(rank, 0, (AffineDimExpr(rank - 1),))
+    acc = TensorType(wide, out.get_shape())
+    init = e.filled(acc, identity(ReduceKind.SUM, wide), lambda k: (x, rank - 1))
+    elt = builtin_tensor(op, dy.type).element_type
+    body = Body([elt, elt, wide, wide])
+    d, xv, sq, total = widen(body, body.args[0]), widen(body, body.args[1]), *body.args[2:]
+    term = body.op("arith.mulf", [body.op("arith.mulf", [d, xv], wide), _rstd(body, sq, n, op.get_epsilon(), wide)],
+                   wide)
+    iterators = [IteratorType.REDUCTION] * (rank - 1) + [IteratorType.PARALLEL]
+    summed = e.linalg([dy, x, squares], init, [ident, ident, to_row, last], iterators,
+                      body.region(body.op("arith.addf", [total, term], wide)))
+    return _narrowed(e, summed, acc, out)
+
+
+def _narrowed(e: Emitter, summed: SSAValue, acc: TensorType, out: TensorType) -> SSAValue:
+    """A 1-D wide accumulator rounded to the result type (itself when they agree)."""
     if acc == out:
         return summed
-    body = Body([wide, out.element_type])
+    body = Body([acc.element_type, out.element_type])
     return e.linalg([summed], e.empty(out, lambda k: (summed, k)), [AffineMap.identity(1)] * 2,
                     [IteratorType.PARALLEL], body.region(narrow(body, body.args[0], out.element_type)))
+
+
+CMPF_OLT = 4
+
+
+def _extremum_grad(op: gn.MaximumGradOp | gn.MinimumGradOp) -> Callable[[Body, Sequence[SSAValue], Attribute],
+                                                                         SSAValue]:
+    wins = CMPF_OGT if isinstance(op, gn.MaximumGradOp) else CMPF_OLT
+
+    def formula(b: Body, a: Sequence[SSAValue], t: Attribute) -> SSAValue:
+        dy, x, other = a
+        win = b.op("arith.cmpf", [x, other], i1, {"predicate": IntegerAttr(wins, i64)})
+        tie = b.op("arith.cmpf", [x, other], i1, {"predicate": IntegerAttr(CMPF_OEQ, i64)})
+        half = b.op("arith.mulf", [dy, _const(b, 0.5, t)], t)
+        return b.op("arith.select", [win, dy, b.op("arith.select", [tie, half, _const(b, 0.0, t)], t)], t)
+
+    return formula
 
 
 GRAD_LOWERINGS: dict[type[Operation], Callable[[Any, Any, list[SSAValue]], SSAValue]] = {
@@ -295,5 +398,10 @@ GRAD_LOWERINGS: dict[type[Operation], Callable[[Any, Any, list[SSAValue]], SSAVa
     g.ReduceExtremumGradOp: reduce_extremum_grad,
     g.LayerNormGradOp: layer_norm_grad,
     g.LayerNormGradGammaOp: layer_norm_grad_gamma,
+    gn.RmsNormGradOp: rms_norm_grad,
+    gn.RmsNormGradGammaOp: rms_norm_grad_gamma,
+    gn.MaximumGradOp: _elementwise(_extremum_grad),
+    gn.MinimumGradOp: _elementwise(_extremum_grad),
+    **NN_GRAD_LOWERINGS,
 }
 """op class -> its lowering (the emitter, the op, its translated operands)."""
