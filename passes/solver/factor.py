@@ -388,8 +388,9 @@ class _Model:
 
     def columns(self, costs: np.ndarray, integer: bool) -> int:
         first = len(self.costs)
-        self.costs.extend(float(c) for c in costs)
-        self.upper.extend([1.0] * len(costs))
+        forbidden = np.isposinf(costs)  # a forbidden choice or pair (sbp-solve's infinite costs): fixed at 0
+        self.costs.extend(0.0 if f else float(c) for c, f in zip(costs, forbidden, strict=True))
+        self.upper.extend(0.0 if f else 1.0 for f in forbidden)
         if integer:
             self.integer.extend(range(first, first + len(costs)))
         return first
@@ -429,19 +430,13 @@ class _Model:
         return status, solution, float(info.objective_function_value), float(info.mip_dual_bound)
 
 
-def _forbid(model: _Model, first: int, costs: np.ndarray) -> None:
-    """Columns of infinite cost (a forbidden choice or pair: `sbp-solve`'s contest problems) are
-    fixed at 0 rather than priced."""
-    for k in np.flatnonzero(np.isposinf(costs)):
-        model.upper[first + int(k)] = 0.0
-
-
 def _one_hots(model: _Model, problem: FactorProblem, with_costs: bool) -> list[int]:
     starts = []
     for table in problem.unary:
-        costs = np.asarray(table, dtype=float) * MIP_UNIT if with_costs else np.zeros(len(table))
-        first = model.columns(np.where(np.isposinf(costs), 0.0, np.nan_to_num(costs)), integer=True)
-        _forbid(model, first, costs)
+        costs = np.zeros(len(table))
+        if with_costs:
+            costs = np.nan_to_num(np.asarray(table, dtype=float) * MIP_UNIT, posinf=np.inf)
+        first = model.columns(costs, integer=True)
         starts.append(first)
         model.row(1.0, 1.0, list(range(first, first + len(table))), [1.0] * len(table))
     return starts
@@ -457,9 +452,7 @@ def _pair_rows(model: _Model, problem: FactorProblem, starts: list[int]) -> None
                 model.costs[starts[u] + c] += float(classes.flat[0]) * MIP_UNIT
             continue
         a, b = classes.shape
-        costs = classes.reshape(-1) * MIP_UNIT
-        first = model.columns(np.where(np.isposinf(costs), 0.0, costs), integer=False)
-        _forbid(model, first, costs)
+        first = model.columns(classes.reshape(-1) * MIP_UNIT, integer=False)
         for i in range(a):  # Σ_B y[i, B] = Σ_{c in row class i} x_u[c]
             members = [starts[u] + c for c in np.flatnonzero(row_of == i)]
             model.row(0.0, 0.0, [first + i * b + j for j in range(b)] + members, [1.0] * b + [-1.0] * len(members))
