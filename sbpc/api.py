@@ -117,16 +117,17 @@ def compile(program: Program, pipeline: str = DEFAULT_PIPELINE) -> Program:
     return Program(compiled, program.source, located.positions, program.ctx, program.cache, program.defaults)
 
 
-def report(program: Program, rule: str = "oneflow", mem: int | None = None) -> dict[str, Any]:
+def report(program: Program, rule: str = "oneflow", mem: int | None = None,
+           time_limit: float | None = None) -> dict[str, Any]:
     """The `--sbp-report` of the program under `rule` (`oneflow`, `cost` or `global`), as the JSON form's
-    dict; `mem` is rule=global's per-device budget in bytes."""
+    dict; `mem` is rule=global's per-device budget in bytes, `time_limit` its seconds per HiGHS run."""
     if rule not in REPORT_RULES:
         raise Error(f"error: unknown rule '{rule}' (allowed: {', '.join(REPORT_RULES)})")
     try:
-        if mem is not None and rule != "global":
-            raise Error(f"error: mem is an option of rule=global only (got rule={rule})")
+        if (mem is not None or time_limit is not None) and rule != "global":
+            raise Error(f"error: mem and time_limit are options of rule=global only (got rule={rule})")
         # Built on clones (the program is left as it is), through the program's cache.
-        return build_report(program.module, rule, mem, program.cache)
+        return build_report(program.module, rule, mem, program.cache, time_limit)
     except DiagnosticException as error:
         raise Error(error_diagnostic(error, program.source, program.positions, program.module).render()) from None
 

@@ -29,7 +29,7 @@ from sbpc.runtime import engine
 from sbpc.runtime.engine import Backend, LocalKernels, RunResult
 from sbpc.translate.from_torch import Imported, TorchImportError, import_torch
 from sbpc.translate.from_torch_builder import to_numpy
-from sbpc.translate.from_torch_train import train_step
+from sbpc.translate.from_torch_train import autodiff_pass, train_step
 
 __all__ = ["Parallelized", "from_torch", "parallelize", "plan_pipeline"]
 
@@ -45,6 +45,7 @@ def _imported(model: Any, args: Sequence[Any], mesh: Any, device: str, sbp: Mapp
             if training.optimizer is None:
                 raise TorchImportError("error: a training step (loss=) needs optimizer= (e.g. {'kind': 'adamw', "
                                        "'lr': 1e-3})")
+            autodiff_pass(training.optimizer, ())  # bad options fail before the capture's seconds
             imported = import_torch(model, args, mesh, device, sbp, params, training.loss, training.targets)
             trainable = {name: bool(p.requires_grad) for name, p in model.named_parameters()}
             train_step(imported, training.optimizer, trainable)
