@@ -10,7 +10,13 @@ Options:
 * `lr` (default 0.01), `weight-decay` (default 0), and for adamw `beta1` (0.9), `beta2` (0.999),
   `eps` (1e-8), `step` (1: the 1-based step count the bias correction uses);
 * `params` — which arguments are parameters: a comma list of argument indices or names (`params=1,2`
-  or `params=w1,b1`); default every floating-point argument but the first (the batch input).
+  or `params=w1,b1`); default every floating-point argument but the first (the batch input);
+* `micro-batches` — K ≥ 1 (default 1), gradient accumulation: the program is the step of one
+  micro-batch, and an optimizer step accumulates K of them before its gradient reduction and update.
+  The program computes what it says (one micro-batch's gradient, then the update: `--check` runs
+  that); the planner's model (`global_search/problem.py`, `step_share`) charges the per-step part —
+  the optimizer ops' compute, the boxing of values only they (and the step's results) read, such as a
+  partial gradient's all-reduce or reduce-scatter, and the return's conversions — 1/K per micro-batch.
 
 Each function becomes the step: it takes its arguments, then per parameter (adamw) the first and
 second moments `m_i`, `v_i` (typed as their parameter: SBP-free when it is, so that
@@ -57,7 +63,10 @@ from sbpc.passes.autodiff_rules import GradBuilder, free_type, operand_grads
 
 TRAIN_STEP = "sbp.train_step"
 """The function attribute marking a training step (its keys: `optimizer`, `params`, `names`, `state`,
-`lr`, `weight_decay`, and for adamw `beta1`, `beta2`, `eps`, `step`)."""
+`lr`, `weight_decay`, and for adamw `beta1`, `beta2`, `eps`, `step`; `micro_batches` where K > 1)."""
+
+STEP_OPS = (g.SgdUpdateOp, g.AdamMoment1Op, g.AdamMoment2Op, g.AdamwUpdateOp)
+"""The ops a step runs once per optimizer step (not once per micro-batch): the updates."""
 
 
 @dataclass(frozen=True)
@@ -76,12 +85,15 @@ class AutodiffPass(ModulePass):
     step: int = 1
     params: tuple[int | str, ...] | None = field(
         default=None, metadata={"kind": "INDEX|NAME,... (default: every float argument but the first)"})
+    micro_batches: int = 1
 
     def __post_init__(self) -> None:
         if not (0 <= self.beta1 < 1 and 0 <= self.beta2 < 1):
             raise ValueError(f"beta1={self.beta1:g}, beta2={self.beta2:g} must lie in [0, 1)")
         if self.step < 1:
             raise ValueError(f"step={self.step} must be >= 1")
+        if self.micro_batches < 1:
+            raise ValueError(f"micro-batches={self.micro_batches} must be >= 1")
         if self.lr < 0 or self.eps < 0 or self.weight_decay < 0:
             raise ValueError("lr, eps and weight-decay must be >= 0")
 
@@ -209,6 +221,8 @@ class AutodiffPass(ModulePass):
             "names": ArrayAttr([StringAttr(_name(args[i], i)) for i in params]),
             "state": DenseArrayBase.from_list(i64, list(state)),
         }
+        if self.micro_batches > 1:
+            entries["micro_batches"] = IntegerAttr(self.micro_batches, i64)
         entries.update(self._props())
         return DictionaryAttr(entries)
 
@@ -231,6 +245,13 @@ def tied_results(fn: func.FuncOp) -> list[tuple[int, int]]:
     outputs = len(fn.function_type.outputs.data)
     args = len(fn.function_type.inputs.data)
     return [(1 + k, a) for k, a in enumerate(carried) if 1 + k < outputs and 0 <= a < args]
+
+
+def micro_batches(fn: func.FuncOp) -> int:
+    """K of a training step accumulating K micro-batches per optimizer step (1 for any other function)."""
+    marker = fn.attributes.get(TRAIN_STEP)
+    found = marker.data.get("micro_batches") if isinstance(marker, DictionaryAttr) else None
+    return max(1, int(found.value.data)) if isinstance(found, IntegerAttr) else 1
 
 
 def tie_result_types(fn: func.FuncOp) -> None:

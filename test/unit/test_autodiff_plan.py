@@ -9,15 +9,17 @@ from __future__ import annotations
 import re
 
 import pytest
+from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, i64
 from xdsl.rewriter import Rewriter
 
 import sbpc
 from bench.gen_gpt import GptDims, gpt_stack
+from sbpc.dialects.flops import FlopModel
 from sbpc.dialects.sbp import BROADCAST, SplitAttr, nd_sbp
 from sbpc.dialects.sbp_ops import BoxingOp
 from sbpc.dialects.tensor_type import GlobalTensorType
-from sbpc.passes.autodiff import tied_results
-from sbpc.passes.cost.compute import local_bytes
+from sbpc.passes.autodiff import STEP_OPS, TRAIN_STEP, micro_batches, tied_results
+from sbpc.passes.cost.compute import device_figures, local_bytes, op_compute_s
 from sbpc.passes.infer_sbp.global_search.objective import plan_objective, return_conversions
 from sbpc.passes.infer_sbp.global_search.problem import donated_arguments
 from sbpc.passes.infer_sbp.global_search.search import infer_module_global
@@ -156,3 +158,34 @@ def test_gpt_stack_4_layers_shards_optimizer_state_under_memory() -> None:
 @pytest.mark.exhaustive  # ~1 min
 def test_gpt_stack_1_layer_shards_optimizer_state_under_memory() -> None:
     zero_budget_acceptance(1)
+
+
+def _with_micro_batches(module: object, k: int) -> object:
+    """`module` (its function a step) with `micro_batches = k` in its `sbp.train_step`."""
+    fn = _function(module)
+    marker = fn.attributes[TRAIN_STEP]  # type: ignore[attr-defined]
+    fn.attributes[TRAIN_STEP] = DictionaryAttr({**marker.data, "micro_batches": IntegerAttr(k, i64)})  # type: ignore[attr-defined]
+    return module
+
+
+def test_micro_batches_divide_the_gradient_reduction_per_step() -> None:
+    """Data parallel (replicated weights, batch-split x): every collective of the step is a gradient's
+    reduction before the update, so with K micro-batches the modelled communication per micro-batch is
+    1/K of one step's, the updates' compute 1/K and the rest unchanged; rule=global's objective under K
+    is the plan's."""
+    program = step(mlp("[B, B]"), "optimizer=adamw lr=0.01 micro-batches=4")
+    fn = _function(program.module)
+    assert micro_batches(fn) == 4  # type: ignore[arg-type]
+    inferred = sbpc.compile(program, "infer-sbp").module
+    four = plan_objective(inferred)
+    one = plan_objective(_with_micro_batches(inferred.clone(), 1))  # type: ignore[attr-defined]
+    assert one.comm_s > 0 and four.comm_s == pytest.approx(one.comm_s / 4, rel=1e-12)
+    updates = sum(op_compute_s(op, op.get_trait(FlopModel), [v.type for v in op.operands],  # type: ignore[arg-type]
+                               [r.type for r in op.results], (list(op.attributes["sbp.signature"].inputs.data),
+                                                              list(op.attributes["sbp.signature"].outputs.data)),
+                               (2, 2), device_figures("cpu"))
+                  for op in inferred.walk() if isinstance(op, STEP_OPS))
+    assert updates > 0 and four.compute_s == pytest.approx(one.compute_s - 0.75 * updates, rel=1e-9)
+    free = step(mlp(""), "optimizer=adamw lr=0.01 micro-batches=8").module.clone()
+    (result,) = infer_module_global(free, None)
+    assert result.solution.objective == pytest.approx(plan_objective(free).total_s, rel=1e-12)

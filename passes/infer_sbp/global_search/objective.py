@@ -9,12 +9,14 @@ the boxings materialize-boxing inserts and shares, the bytes `sbp-run` counts) a
 arguments' SBP) — plus every `sbp.boxing` or
 collective already in the program, and the per-device memory (arguments' local bytes plus the
 most local bytes live at one op in program order; a training step's donated arguments only up to
-their last use, `problem.donated_arguments`). So plans of rule=oneflow, rule=cost and
+their last use, `problem.donated_arguments`; a step of K micro-batches charges its updates' compute and
+the boxings only they and the return read 1/K, `problem.boxing_share`). So plans of rule=oneflow, rule=cost and
 rule=global compare under one objective.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from xdsl.dialects import func
@@ -29,10 +31,10 @@ from sbpc.dialects.sbp_op_base import describe_op
 from sbpc.dialects.sbp_ops import BoxingOp, ToGlobalOp
 from sbpc.dialects.signatures import SbpRule
 from sbpc.dialects.tensor_type import GlobalTensorType
-from sbpc.passes.autodiff import tied_results
+from sbpc.passes.autodiff import STEP_OPS, micro_batches, tied_results
 from sbpc.passes.cost.compute import local_bytes, op_compute_s
 from sbpc.passes.infer_sbp.boxings import shared_boxings
-from sbpc.passes.infer_sbp.global_search.problem import Mesh, Pricer, donated_arguments, mesh_of
+from sbpc.passes.infer_sbp.global_search.problem import Mesh, Pricer, boxing_share, donated_arguments, mesh_of
 from sbpc.passes.infer_sbp.local import functions
 
 
@@ -90,6 +92,7 @@ def function_objective(f: func.FuncOp, pricer: Pricer) -> tuple[float, float, in
     """(compute s, communication s, memory bytes) of one inferred function."""
     compute = comm = 0.0
     meshes: dict[str, Mesh] = {}
+    share = 1.0 / micro_batches(f)  # a step of K micro-batches: its per-step part per micro-batch
 
     def mesh(anchor: object, ty: GlobalTensorType) -> Mesh:
         found = meshes.get(ty.placement_name)
@@ -114,8 +117,9 @@ def function_objective(f: func.FuncOp, pricer: Pricer) -> tuple[float, float, in
             outs: list[NdSbpAttr] = list(sig.outputs.data)  # type: ignore[arg-type]
             in_types = [v.type for v in op.operands]
             m = mesh(op, in_types[0] if in_types else op.results[0].type)  # type: ignore[arg-type]
-            compute += op_compute_s(op, op.get_trait(FlopModel), in_types, [r.type for r in op.results],  # type: ignore[arg-type]
-                                    (ins, outs), m.hierarchy, m.device)
+            seconds = op_compute_s(op, op.get_trait(FlopModel), in_types, [r.type for r in op.results],  # type: ignore[arg-type]
+                                   (ins, outs), m.hierarchy, m.device)
+            compute += seconds * share if isinstance(op, STEP_OPS) else seconds
             for v in op.operands:
                 _sbp(op, v)
         elif isinstance(op, ToGlobalOp):
@@ -128,24 +132,48 @@ def function_objective(f: func.FuncOp, pricer: Pricer) -> tuple[float, float, in
     for v, target in return_conversions(f):
         boxings.setdefault(v, {})[target] = None
     for v, targets in boxings.items():
+        weight = boxing_share(v, share)
         for need in targets:
-            comm += pricer.boxing_s(v.type, _sbp(f, v), need, mesh(f, v.type))  # type: ignore[arg-type]
+            comm += weight * pricer.boxing_s(v.type, _sbp(f, v), need, mesh(f, v.type))  # type: ignore[arg-type]
+    peak, _ = peak_memory(f, nbytes)
+    return compute, comm, peak
+
+
+LiveRange = tuple[SSAValue, int, int]
+"""A value live from the op at the first index to the op at the second (program order)."""
+
+
+def live_ranges(f: func.FuncOp) -> tuple[list[SSAValue], list[LiveRange]]:
+    """(the arguments live throughout, the live range of every other value): a training step's donated
+    arguments (`problem.donated_arguments`) from the first op to their last use, an op's result from
+    its op to its last use (its op if unused) — the liveness SPEC §3.1's memory counts."""
+    block = f.body.block
+    ops = list(block.ops)
     position = {op: t for t, op in enumerate(ops)}
     donated = donated_arguments(f) if ops else set()
-    base = sum(nbytes(a) for i, a in enumerate(block.args) if i not in donated)
-    delta = [0] * (len(ops) + 1)
-    for i in donated:  # a training step's updated arguments: live to their last use (`donated_arguments`)
-        arg = block.args[i]
-        delta[0] += nbytes(arg)
-        delta[max((position[use.operation] for use in arg.uses), default=0) + 1] -= nbytes(arg)
+    always = [a for i, a in enumerate(block.args) if i not in donated]
+    ranges: list[LiveRange] = [(block.args[i], 0, max((position[u.operation] for u in block.args[i].uses), default=0))
+                               for i in sorted(donated)]
     for t, op in enumerate(ops):
         for r in op.results:
-            size = nbytes(r)
-            last = max((position[use.operation] for use in r.uses), default=t)
-            delta[t] += size
-            delta[last + 1] -= size
+            ranges.append((r, t, max((position[u.operation] for u in r.uses), default=t)))
+    return always, ranges
+
+
+def peak_memory(f: func.FuncOp, nbytes: Callable[[SSAValue], int]) -> tuple[int, int]:
+    """(the per-device bytes at the step's peak, the index of the op where it is reached first):
+    the arguments live throughout plus the most bytes of `live_ranges` live at one op."""
+    always, ranges = live_ranges(f)
+    count = len(f.body.block.ops)
+    delta = [0] * (count + 1)
+    for value, first, last in ranges:
+        size = nbytes(value)
+        delta[first] += size
+        delta[last + 1] -= size
     peak = live = 0
-    for t in range(len(ops)):
+    at = 0
+    for t in range(count):
         live += delta[t]
-        peak = max(peak, live)
-    return compute, comm, base + peak
+        if live > peak:
+            peak, at = live, t
+    return sum(nbytes(a) for a in always) + peak, at

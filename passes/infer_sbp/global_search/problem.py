@@ -18,6 +18,10 @@ Factors (seconds):
   the producer's chosen output SBP to the consumer's chosen input SBP, planned by
   `cost_model.transition_time` — the α-β Dijkstra `lower-boxing{planner=optimal}` runs, on the
   placement's `links`, through one `PlannerCache`;
+* per step (a training step accumulating K micro-batches, `autodiff{micro-batches=K}`): the program is
+  one micro-batch's step; the update ops' compute and the boxings only they and the return read (the
+  gradients' reduction, the ties) happen once per K micro-batches, so they are charged 1/K
+  (`boxing_share`), the objective being the time per micro-batch;
 * tied (a training step, SPEC §8): an updated parameter or optimizer state is taken by the next step
   as its argument (`passes/autodiff.py`'s `tied_results`), so it leaves in the argument's SBP — a
   use of the result by the argument's variable (needs: the argument's choices), priced as any other,
@@ -55,7 +59,7 @@ from sbpc.dialects.sharding import fits_shape
 from sbpc.dialects.signatures import NdSig, SbpRule
 from sbpc.dialects.tensor_type import GlobalTensorType
 from sbpc.dialects.units import SECONDS_PER_US
-from sbpc.passes.autodiff import tied_results
+from sbpc.passes.autodiff import STEP_OPS, micro_batches, tied_results
 from sbpc.passes.cost.comm import DEFAULT_MODEL, CommModel, PlannerCache, placement_model, transition_time
 from sbpc.passes.cost.compute import DeviceFigures, device_figures, local_bytes, op_compute_s
 from sbpc.passes.infer_sbp.boxings import priced_use
@@ -248,6 +252,25 @@ class GlobalProblem:
         return total
 
 
+def per_step(op: Operation) -> bool:
+    """Whether a use by `op` happens once per optimizer step, not once per micro-batch: an update op
+    (`autodiff.STEP_OPS`), or a `to_global` whose result only the step returns."""
+    if isinstance(op, STEP_OPS):
+        return True
+    uses = op.results[0].uses if isinstance(op, ToGlobalOp) else ()
+    return bool(uses) and all(isinstance(u.operation, func.ReturnOp) for u in uses)
+
+
+def boxing_share(value: SSAValue, share: float) -> float:
+    """The share per micro-batch of `value`'s boxings (`step_share`): `share` = 1/K where every priced use
+    (`boxings.priced_use`) is `per_step` — a gradient only the update reads, an updated value only the
+    step returns (its tie) — else 1, a conversion every micro-batch pays (also for a value read by both,
+    whose per-step targets the model then charges in full: an upper bound)."""
+    if share == 1.0:
+        return 1.0
+    return share if all(per_step(u.operation) for u in value.uses if priced_use(u.operation)) else 1.0
+
+
 def donated_arguments(f: func.FuncOp) -> set[int]:
     """The arguments a training step updates (`autodiff.tied_results`): the step owns them — the next
     step takes the results instead, as torch.optim updates in place and a compiled step donates its
@@ -296,6 +319,8 @@ class Builder:
         self.compute_memo: dict[tuple[object, ...], np.ndarray] = {}
         self.pending: dict[SSAValue, tuple[list[tuple[int, tuple[NdSbpAttr, ...]]], list[NdSbpAttr]]] = {}
         """Values with several priced uses: (op uses (variable, needs), to_global targets)."""
+        self.share = 1.0 / micro_batches(f)
+        """A step's per-optimizer-step share per micro-batch (`step_share`)."""
         self.ties: dict[SSAValue, list[int]] = {}
         """Returned values a training step's arguments take back: value -> the argument indices."""
 
@@ -391,6 +416,8 @@ class Builder:
         if compute is None:
             compute = self.compute_memo[key] = np.array(
                 [op_compute_s(op, flops, in_types, out_types, s, mesh.hierarchy, mesh.device) for s in sigs])  # type: ignore[arg-type]
+        if self.share != 1.0 and isinstance(op, STEP_OPS):
+            compute = compute * self.share
         v = self._new_var("op", op, 0, sigs, compute)
         var = self.problem.variables[v]
         for i, value in enumerate(op.operands):
@@ -422,11 +449,12 @@ class Builder:
         ty = value.type
         assert isinstance(ty, GlobalTensorType)
         fixed, u, j = self.sources[value]
+        weight = boxing_share(value, self.share)
         if fixed is not None:
-            var.comm = var.comm + self.pricer.matrix(ty, (fixed,), needs, mesh)[0]
+            var.comm = var.comm + weight * self.pricer.matrix(ty, (fixed,), needs, mesh)[0]
             return
         assert u is not None
-        edge = Edge(u, v, self.pricer.matrix(ty, self.problem.variables[u].outputs(j), needs, mesh))
+        edge = Edge(u, v, weight * self.pricer.matrix(ty, self.problem.variables[u].outputs(j), needs, mesh))
         self.problem.edges.append(edge)
         self.problem.incoming.setdefault(v, []).append(edge)
 
@@ -441,7 +469,7 @@ class Builder:
             if pending is not None:
                 pending[1].append(fixed)
             else:
-                self._convert(value, fixed, mesh)
+                self._convert(value, fixed, mesh, boxing_share(value, self.share))
             return
         assert w is not None
         var = self.problem.variables[w]
@@ -457,18 +485,19 @@ class Builder:
         if pending is not None:
             pending[1].append(out.nd_sbp)
         else:
-            self._convert(src, out.nd_sbp, self.mesh(op, ty))
+            weight = boxing_share(src, self.share) if isinstance(op, ToGlobalOp) else 1.0  # a boxing: its own op
+            self._convert(src, out.nd_sbp, self.mesh(op, ty), weight)
         self.sources[dst] = (out.nd_sbp, None, 0)
 
-    def _convert(self, src: SSAValue, target: NdSbpAttr, mesh: Mesh) -> None:
+    def _convert(self, src: SSAValue, target: NdSbpAttr, mesh: Mesh, weight: float) -> None:
         ty = src.type
         assert isinstance(ty, GlobalTensorType)
         fixed, u, j = self.sources[src]
         if fixed is not None:
-            self.problem.const_comm += self.pricer.boxing_s(ty, fixed, target, mesh)
+            self.problem.const_comm += weight * self.pricer.boxing_s(ty, fixed, target, mesh)
         else:
             var = self.problem.variables[u]  # type: ignore[index]
-            var.comm = var.comm + self.pricer.matrix(ty, var.outputs(j), (target,), mesh)[:, 0]
+            var.comm = var.comm + weight * self.pricer.matrix(ty, var.outputs(j), (target,), mesh)[:, 0]
 
     def _shared(self, value: SSAValue, uses: list[tuple[int, tuple[NdSbpAttr, ...]]],
                 conversions: list[NdSbpAttr], domains: list[int]) -> None:
@@ -482,7 +511,7 @@ class Builder:
         rows, classes = _classes(outs)  # type: ignore[arg-type]
         targets = list(dict.fromkeys([*(n for _, needs in uses for n in needs), *conversions]))
         column = {t: k for k, t in enumerate(targets)}
-        price = self.pricer.matrix(ty, tuple(classes), tuple(targets), mesh)
+        price = boxing_share(value, self.share) * self.pricer.matrix(ty, tuple(classes), tuple(targets), mesh)
         wanted: dict[int, np.ndarray] = {}
         for v, needs in uses:
             mask = np.zeros((len(needs), len(targets)), dtype=bool)
