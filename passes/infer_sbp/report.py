@@ -7,7 +7,8 @@ by side; under rule=global also its own totals and the whole-program section of
 passes/infer_sbp/global_search/report.py. The report is built on clones, so it never changes the
 module being compiled.
 
-`--sbp-report=dot` draws the plan instead: the program compiled on a clone by infer-sbp,
+A training step (SPEC §8) adds its values by class (`report_train.py`). `--sbp-report=dot` draws the
+plan instead (a step's nodes clustered and coloured by value class): the program compiled on a clone by infer-sbp,
 materialize-boxing and lower-boxing, as a Graphviz graph. Ops are nodes, values are edges labelled
 with their name, shape and SBP, function arguments are nodes with the SBP they came with, and every
 collective (or boxing the planner left) is a coloured node with the bytes it sends over all ranks
@@ -41,6 +42,14 @@ from sbpc.passes.infer_sbp.candidates import element_bytes, format_nd_sig
 from sbpc.passes.infer_sbp.global_search.report import global_records, render_global
 from sbpc.passes.infer_sbp.infer_pass import InferSbpPass
 from sbpc.passes.infer_sbp.local import RULES, OpRecord, infer_module
+from sbpc.passes.infer_sbp.report_train import (
+    CLASS_COLOURS,
+    is_step,
+    op_class,
+    render_train_text,
+    train_section,
+    value_classes,
+)
 from sbpc.passes.lower_boxing import LowerBoxingPass
 from sbpc.passes.materialize_boxing import MaterializeBoxingPass
 
@@ -89,6 +98,7 @@ def build_report(
     unavailable: dict[str, str] = {}
     planner = PlannerCache()  # the report's own, shared by both rules' totals
     section: dict[str, Any] | None = None
+    inferred: ModuleOp | None = None
     for name in RULES:
         clone = module.clone()
         try:
@@ -101,6 +111,7 @@ def build_report(
             unavailable[name] = error.message
             continue
         per_rule[name] = (records, _totals(clone, records, planner))
+        inferred = clone if name == rule else inferred
     if rule == "global":
         clone = module.clone()
         try:
@@ -108,6 +119,7 @@ def build_report(
         except OpError as error:
             raise _on_original(module, clone, error) from None
         totals = _totals(clone, records, planner)
+        inferred = clone
         per_rule[rule] = (records, RuleTotals(section["comm_s"] * 1e6, totals.bytes_sent, totals.ops_with_boxing))
     records, _ = per_rule[rule]
     ops = []
@@ -146,6 +158,9 @@ def build_report(
         report["unavailable"] = unavailable
     if section is not None:
         report["global"] = section
+    training = train_section(inferred, conversion_bytes) if inferred is not None else []
+    if training:
+        report["training"] = training
     return report
 
 
@@ -171,6 +186,7 @@ def render_text(report: dict[str, Any]) -> str:
         lines.append(f"total rule={name}: not available ({message})")
     if "global" in report:
         lines.extend(render_global(report["global"]))
+    lines.extend(render_train_text(report.get("training", [])))
     for entry in report["ops"]:
         lines.append(f"op {entry['op']}")
         marked = False
@@ -266,28 +282,47 @@ def render_dot(module: ModuleOp, title: str) -> str:
         lines.append(f"  subgraph cluster_{fi} {{")
         lines.append(f"    label={_quote('@' + f.sym_name.data)};")
         node_of: dict[SSAValue, str] = {}
+        # A training step's nodes go to one cluster per value class, filled with its colour (report_train).
+        classes = value_classes(f) if is_step(f) else None
+        groups: dict[str, list[str]] = {}
+        edges: list[str] = []
+
+        def place(kind: str, line: str) -> None:
+            (groups.setdefault(kind, []) if classes is not None else lines).append(line)
+
         for ai, arg in enumerate(f.body.block.args):
             node = f"f{fi}_arg{ai}"
             node_of[arg] = node
             name = f"%{arg.name_hint}" if arg.name_hint else f"%arg{ai}"
-            lines.append(f"    {node} [shape=invhouse, label={_quote(name + chr(10) + _tensor_text(arg.type))}];")
+            kind = classes[arg] if classes is not None else ""
+            fill = f', style=filled, fillcolor="{CLASS_COLOURS[kind]}"' if kind else ""
+            place(kind, f"    {node} [shape=invhouse, label={_quote(name + chr(10) + _tensor_text(arg.type))}{fill}];")
         for oi, op in enumerate(f.body.block.ops):
             node = f"f{fi}_op{oi}"
             label, attrs = _op_label(op)
             if isinstance(op, ConversionOp):
                 total += conversion_bytes(op)
                 count += 1
+            kind = op_class(op, classes) if classes is not None else ""
+            if kind and not isinstance(op, ConversionOp):
+                attrs = {**attrs, "style": "filled", "fillcolor": CLASS_COLOURS[kind]}
             extra = "".join(f", {k}={_quote(v)}" for k, v in attrs.items())
-            lines.append(f"    {node} [label={_quote(label)}{extra}];")
+            place(kind, f"    {node} [label={_quote(label)}{extra}];")
             for operand in op.operands:
                 source = node_of.get(operand)
                 if source is None:
                     continue
                 name = f"%{operand.name_hint} " if operand.name_hint else ""
                 style = ", style=dashed" if _is_partial(operand.type) else ""  # a pending reduction
-                lines.append(f"    {source} -> {node} [label={_quote(name + _tensor_text(operand.type))}{style}];")
+                edges.append(f"    {source} -> {node} [label={_quote(name + _tensor_text(operand.type))}{style}];")
             for result in op.results:
                 node_of[result] = node
+        for ki, (kind, members) in enumerate(groups.items()):
+            lines.append(f"    subgraph cluster_{fi}_{ki} {{")
+            lines.append(f'      label={_quote(kind)}; style="rounded,dashed"; color="{CLASS_COLOURS[kind]}";')
+            lines.extend("  " + m for m in members)
+            lines.append("    }")
+        lines.extend(edges)
         lines.append("  }")
     summary = f"{title}: {count} collective(s), {human_bytes(total)} sent (all ranks)"
     lines.append(f"  label={_quote(summary)};")
