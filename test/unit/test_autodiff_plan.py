@@ -133,11 +133,10 @@ def _state_split_over_data(fn: object) -> tuple[int, int]:
     return total, split
 
 
-def zero_budget_acceptance(layers: int, dims: GptDims = GptDims()) -> None:
+def zero_budget_acceptance(program: sbpc.Program) -> None:
     """Without `mem` no moment is split over the data axis (plain DP + TP); under a budget half-way
     between that plan's memory and the same plan with its moments halved over the data axis (ZeRO-1's),
     the plan fits and shards the optimizer state over the data axis."""
-    program = gpt_step(layers, dims)
     free = sbpc.compile(program, "infer-sbp{rule=global}").module
     state, split = _state_split_over_data(_function(free))
     assert split == 0
@@ -150,14 +149,36 @@ def zero_budget_acceptance(layers: int, dims: GptDims = GptDims()) -> None:
     assert split > 0 and sharded < state
 
 
+MLP_BLOCK = """
+sbp.placement @mesh "npu" [[0, 1, 2, 3], [4, 5, 6, 7]]
+func.func @main(%x: {X}, %g: {G}, %b: {G}, %w1: {W1}, %w2: {W2}) -> !sbp.tensor<f32, @mesh> {{
+  %n = sbp.layer_norm %x, %g, %b : {X}, {G}, {G} -> {A}
+  %h = sbp.matmul %n, %w1 : {A}, {W1} -> {F}
+  %a = sbp.gelu %h : {F} -> {F}
+  %y = sbp.matmul %a, %w2 : {F}, {W2} -> {A}
+  %r = sbp.add %x, %y : {X}, {A} -> {A}
+  %l = sbp.reduce_sum %r {{axes = array<i64: 0, 1, 2>}} : {A} -> !sbp.tensor<f32, @mesh>
+  func.return %l : !sbp.tensor<f32, @mesh>
+}}
+""".format(X="!sbp.tensor<8x32x256xf32, @mesh, [S(0), B]>", A="!sbp.tensor<8x32x256xf32, @mesh>",
+           F="!sbp.tensor<8x32x1024xf32, @mesh>", G="!sbp.tensor<256xf32, @mesh>",
+           W1="!sbp.tensor<256x1024xf32, @mesh>", W2="!sbp.tensor<1024x256xf32, @mesh>")
+"""One GPT block's MLP half (the GPT stack's sizes, 2x4, free weights): LayerNorm, GeLU MLP, residual."""
+
+
+@pytest.mark.exhaustive  # ~10 s: the budgeted search alone takes 7-10 s
+def test_gpt_mlp_block_shards_optimizer_state_under_memory() -> None:
+    zero_budget_acceptance(step(MLP_BLOCK, "optimizer=adamw lr=0.001"))
+
+
 @pytest.mark.exhaustive  # minutes: the budgeted search of a 4-layer step
 def test_gpt_stack_4_layers_shards_optimizer_state_under_memory() -> None:
-    zero_budget_acceptance(4)
+    zero_budget_acceptance(gpt_step(4))
 
 
 @pytest.mark.exhaustive  # ~1 min
 def test_gpt_stack_1_layer_shards_optimizer_state_under_memory() -> None:
-    zero_budget_acceptance(1)
+    zero_budget_acceptance(gpt_step(1))
 
 
 def _with_micro_batches(module: object, k: int) -> object:
