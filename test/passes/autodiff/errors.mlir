@@ -1,10 +1,12 @@
 // RUN: sbp-opt %s -p autodiff --split-input-file --verify-diagnostics | filecheck %s
 // RUN: not sbp-opt %s -p 'autodiff{optimizer=adam}' 2>&1 | filecheck %s --check-prefix=OPT
 // RUN: not sbp-opt %s -p 'autodiff{loss=2}' --split-input-file 2>&1 | filecheck %s --check-prefix=LOSS
+// RUN: not sbp-opt %s -p 'autodiff{micro-batches=0}' 2>&1 | filecheck %s --check-prefix=MICRO
 
 // Every error of the autodiff pass, located at the offending op.
 
 // OPT: {{^}}error: pass 'autodiff': optimizer=adam is not allowed (allowed: sgd, adamw){{$}}
+// MICRO: {{^}}error: pass 'autodiff': micro-batches=0 must be >= 1{{$}}
 // LOSS: errors.mlir:[[# @LINE + 7]]:3: error: func.return: autodiff: loss=2, but @matrix returns 1 result{{$}}
 
 // A loss must be one element: a 2x2 result is not.
