@@ -16,11 +16,12 @@ import sbpc
 from bench.gen_gpt import GptDims, gpt_stack
 from sbpc.dialects.flops import FlopModel
 from sbpc.dialects.sbp import BROADCAST, SplitAttr, nd_sbp
-from sbpc.dialects.sbp_ops import BoxingOp
+from sbpc.dialects.sbp_ops import BoxingOp, ReluOp
+from sbpc.dialects.sbp_ops_grad import OnesLikeOp, ReluGradOp
 from sbpc.dialects.tensor_type import GlobalTensorType
 from sbpc.passes.autodiff import STEP_OPS, TRAIN_STEP, micro_batches, tied_results
 from sbpc.passes.cost.compute import device_figures, local_bytes, op_compute_s
-from sbpc.passes.infer_sbp.global_search.objective import plan_objective, return_conversions
+from sbpc.passes.infer_sbp.global_search.objective import live_ranges, plan_objective, return_conversions
 from sbpc.passes.infer_sbp.global_search.problem import donated_arguments
 from sbpc.passes.infer_sbp.global_search.search import infer_module_global
 from sbpc.passes.materialize_boxing import materialize_function
@@ -103,6 +104,13 @@ def test_step_memory_counts_each_parameter_and_moment_once() -> None:
         sum(size(r) for op in ops[:t + 1] for r in op.results if last(r) >= t) for t in range(len(ops)))
     params_and_state = sum(size(block.args[i]) for i in donated)
     assert plan_objective(module).memory_bytes <= undonated - params_and_state // 3
+    # The activations kept for backward live into it: relu's input until relu_grad reads it, after the seed.
+    seed = next(t for t, op in enumerate(ops) if isinstance(op, OnesLikeOp))
+    (relu,) = [op for op in ops if isinstance(op, ReluOp)]
+    kept = relu.operands[0]
+    assert isinstance(ops[last(kept)], ReluGradOp) and last(kept) > seed
+    _, ranges = live_ranges(fn)  # type: ignore[arg-type]
+    assert (kept, position[kept.owner], last(kept)) in ranges
 
 
 # -- the GPT stack's AdamW step under memory ------------------------------------------------------
