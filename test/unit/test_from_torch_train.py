@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 import sbpc
+from sbpc.runtime import engine, train_step
 
 pytestmark = pytest.mark.torch
 torch = pytest.importorskip("torch")
@@ -44,33 +45,75 @@ class Mlp(torch.nn.Module):
         return self.fc2(F.gelu(self.fc1(self.ln(x)), approximate="tanh")) * self.scale
 
 
-def eager_steps(model: Any, args: Sequence[Any], loss: Callable[..., Any], targets: Sequence[Any],
-                optimizer: dict[str, Any], steps: int) -> tuple[list[float], dict[str, np.ndarray]]:
-    """`steps` eager torch steps on a copy of `model`: the losses and the parameters after them."""
+def model_step(model: Any, args: Sequence[Any], loss: Callable[..., Any], targets: Sequence[Any],
+               optimizer: dict[str, Any], spec: train_step.StepSpec, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """Eager torch's step on the module itself from the parameters and optimizer state in a step's
+    `inputs`: `loss(model(*args), *targets).backward()`, then torch.optim.AdamW / SGD (state `exp_avg`,
+    `exp_avg_sq` and the step count before this one). Its results in the step program's order."""
     model = copy.deepcopy(model)
+    owned = dict(model.named_parameters())
+    params = [owned[name] for name in spec.names]
+    with torch.no_grad():
+        for p, index in zip(params, spec.params, strict=True):
+            p.copy_(torch.from_numpy(np.array(inputs[index])))
     options = {k: v for k, v in optimizer.items() if k != "kind"}
     kind = torch.optim.AdamW if optimizer["kind"] == "adamw" else torch.optim.SGD
-    opt = kind(model.parameters(), foreach=False, **options)
+    opt = kind(params, foreach=False, **options)
+    if optimizer["kind"] == "adamw":
+        for k, p in enumerate(params):
+            m, v = (torch.from_numpy(np.array(inputs[spec.state[2 * k + j]])) for j in (0, 1))
+            opt.state[p] = {"step": torch.tensor(float(spec.step - 1)), "exp_avg": m, "exp_avg_sq": v}
+    value = loss(model(*args), *targets)
+    value.backward()
+    opt.step()
+    found = [value.detach().numpy(), *[p.detach().numpy() for p in params]]
+    if optimizer["kind"] == "adamw":
+        for p in params:
+            found += [opt.state[p]["exp_avg"].numpy(), opt.state[p]["exp_avg_sq"].numpy()]
+    return found
+
+
+def assert_step_equals_eager(prog: sbpc.Program, result: sbpc.RunResult, eager: list[np.ndarray]) -> None:
+    """Every result of one sbpc step (the loss, each updated parameter, each moment) equals eager
+    torch's step from the same inputs within the tolerance `--check` compares a step with eager torch
+    (SPEC §4.3): twice the error bound propagated through the step (which holds AdamW's conditioning:
+    where a gradient cancels to rounding, `m/√v` is any sign) plus 16 roundings of the value's scale."""
+    spec = train_step.step_spec(prog.module, "main")
+    assert spec is not None
+    arg_dists, _ = engine.function_signature(result.compiled, "main")
+    expected = engine.bounded_reference(prog.module, "main", engine.bounded_inputs(result.inputs, arg_dists))
+    lines, problems = train_step.compare_with_torch(result.outputs, expected, eager, spec.result_names())
+    assert not problems, problems
+    assert len(lines) == len(spec.result_names())
+
+
+def run_and_compare(prog: sbpc.Program, model: Any, args: Sequence[Any], loss: Callable[..., Any],
+                    targets: Sequence[Any], optimizer: dict[str, Any], steps: int, **run: Any) -> sbpc.RunResult:
+    """`sbpc.run(prog, steps=steps)`, and each of its steps (run again one at a time, state carried)
+    against eager torch's step on `model` from the same parameters and state; the N-step run's losses
+    and `parameters` (by `named_parameters()` name) are those of the steps one at a time."""
+    spec = train_step.step_spec(prog.module, "main")
+    assert spec is not None
+    whole = sbpc.run(prog, pipeline=GLOBAL, steps=steps, check=False, **run)
+    assert whole.ok, whole.mismatches
+    current = list(prog.defaults or [])
     losses = []
-    for _ in range(steps):
-        opt.zero_grad()
-        value = loss(model(*args), *targets)
-        value.backward()
-        opt.step()
-        losses.append(float(value.detach()))
-    return losses, {name: p.detach().numpy() for name, p in model.named_parameters()}
-
-
-def assert_equals_eager(result: sbpc.RunResult, losses: list[float], params: dict[str, np.ndarray]) -> None:
-    """The run passed its own check, and its losses and parameters equal eager torch's within f32
-    rounding of their scale (the SPEC §4.3 tolerance the run's check applied, against the step program)."""
-    assert result.ok, result.mismatches
-    np.testing.assert_allclose(result.losses, losses, rtol=1e-5)
-    assert set(result.parameters) == set(params)
-    for name, want in params.items():
-        got = result.parameters[name]
-        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5 * max(1.0, float(np.abs(want).max())),
-                                   err_msg=name)
+    for k in range(steps):
+        train_step.set_step_count(prog.module, "main", 1 + k)
+        try:
+            one = whole if steps == 1 else sbpc.run(prog, current, pipeline=GLOBAL, steps=1, check=False, **run)
+            eager = model_step(model, args, loss, targets, optimizer, train_step.step_spec(prog.module, "main"),
+                               current)
+            assert_step_equals_eager(prog, one, eager)
+        finally:
+            train_step.set_step_count(prog.module, "main", 1)
+        losses.append(float(np.asarray(one.outputs[0]).reshape(-1)[0]))
+        current = train_step.carried(spec, current, one.outputs)  # type: ignore[arg-type]
+    np.testing.assert_array_equal(whole.losses, losses)
+    assert set(whole.parameters) == set(spec.names)
+    for name, index in zip(spec.names, spec.params, strict=True):
+        np.testing.assert_array_equal(whole.parameters[name], current[index])
+    return whole
 
 
 @pytest.mark.parametrize("optimizer", [ADAMW, {"kind": "sgd", "lr": 0.25, "weight_decay": 0.0625}])
@@ -83,10 +126,9 @@ def test_mlp_steps_equal_eager_torch(optimizer: dict[str, Any]) -> None:
                            loss=F.mse_loss, targets=(t,), optimizer=optimizer)
     text = str(prog)
     assert "%target0: !sbp.tensor<8x8xf32, @mesh, [S(0), B]>" in text and "%scale" in text
-    result = sbpc.run(prog, pipeline=GLOBAL, steps=3)
-    assert_equals_eager(result, *eager_steps(model, (x,), F.mse_loss, (t,), optimizer, 3))
+    result = run_and_compare(prog, model, (x,), F.mse_loss, (t,), optimizer, 3)
     assert result.losses[2] < result.losses[0]
-    assert "scale" not in result.parameters
+    assert set(result.parameters) == {name for name, _ in model.named_parameters()}  # not the buffer
 
 
 def test_frozen_parameters_are_inputs() -> None:
@@ -95,11 +137,19 @@ def test_frozen_parameters_are_inputs() -> None:
     model.ln.weight.requires_grad_(False)
     x, t = torch.randn(8, 16), torch.randn(8, 8)
     prog = sbpc.from_torch(model, (x,), mesh=[0, 1], loss=F.mse_loss, targets=(t,), optimizer=ADAMW)
-    result = sbpc.run(prog, pipeline=GLOBAL, steps=1)
+    result = run_and_compare(prog, model, (x,), F.mse_loss, (t,), ADAMW, 1)
     assert "ln.weight" not in result.parameters and "ln.bias" in result.parameters
-    losses, params = eager_steps(model, (x,), F.mse_loss, (t,), ADAMW, 1)
-    params.pop("ln.weight")
-    assert_equals_eager(result, losses, params)
+
+
+def test_the_eager_comparison_catches_another_step() -> None:
+    """A step whose hyper-parameters differ from eager torch's (lr 1e-2 against 1.05e-2, or no weight
+    decay against 0.01) is not within the tolerance: the comparison can fail."""
+    model = Mlp()
+    x, t = torch.randn(8, 16), torch.randn(8, 8)
+    prog = sbpc.from_torch(model, (x,), mesh=[0, 1], loss=F.mse_loss, targets=(t,), optimizer=ADAMW)
+    for other in ({**ADAMW, "lr": 1.05e-2}, {**ADAMW, "weight_decay": 0.01}):
+        with pytest.raises(AssertionError, match="differs from eager torch's step"):
+            run_and_compare(prog, model, (x,), F.mse_loss, (t,), other, 1)
 
 
 @pytest.mark.parametrize(("kwargs", "message"), [
@@ -162,8 +212,7 @@ def gpt2_steps(layers: int, steps: int, config: dict[str, int], mesh: Any) -> No
     data = "[S(0), B]" if isinstance(mesh[0], list) else "[S(0)]"
     prog = sbpc.from_torch(model, args, mesh=mesh, sbp={"idx": data, "target0": data},
                            loss=next_token_loss, targets=targets, optimizer=ADAMW)
-    result = sbpc.run(prog, pipeline=GLOBAL, backend="torch", steps=steps, timeout=120)
-    assert_equals_eager(result, *eager_steps(model, args, next_token_loss, targets, ADAMW, steps))
+    run_and_compare(prog, model, args, next_token_loss, targets, ADAMW, steps, backend="torch", timeout=120)
 
 
 TINY = {"vocab": 64, "context": 16, "width": 32, "heads": 2}
