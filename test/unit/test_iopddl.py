@@ -19,7 +19,7 @@ from sbpc.passes.solver.iopddl import IopddlError, read_problem
 from sbpc.passes.solver.strategy import ProblemError, evaluate
 
 ROOT = Path(__file__).resolve().parents[2]
-EXAMPLE = ROOT.parent / "shared" / "data" / "iopddl" / "example.json"
+EXAMPLE = ROOT / "examples" / "iopddl" / "example.json"
 EXAMPLE_TEXT = """{"problem": {"name": "example",
   "nodes": {"intervals": [[30, 70], [40, 70], [50, 120], [110, 140], [110, 150]],
             "costs": [[15], [55, 65], [25, 45, 35], [85, 75], [95]],
@@ -84,7 +84,6 @@ def test_example_cost_by_hand(tmp_path: Path) -> None:
     assert brute_force(p) == (445, [0, 0, 2, 1, 0])
 
 
-@pytest.mark.skipif(not EXAMPLE.exists(), reason="../shared/data/iopddl/ is not beside this checkout")
 def test_shared_example_matches() -> None:
     assert brute_force(read_problem(EXAMPLE)) == (445, [0, 0, 2, 1, 0])
 

@@ -61,5 +61,6 @@ def test_the_console_scripts_point_into_sbpc(wheel: zipfile.ZipFile) -> None:
         "sbp-opt": "sbpc.tools.sbp_opt:main",
         "sbp-run": "sbpc.tools.sbp_run:main",
         "sbp-translate": "sbpc.tools.sbp_translate:main",
+        "sbp-solve": "sbpc.tools.sbp_solve:main",
     }
 
