@@ -30,6 +30,10 @@ def example_rows() -> list[tuple[str, str]]:
     return rows
 
 
+SLOW_EXAMPLES = {"examples/transformer_block.mlir"}
+"""Their README command (a --check of an f16 transformer block, ~15 s) runs in the exhaustive pass."""
+
+
 def test_every_example_has_a_readme_command() -> None:
     named = {example for example, _ in example_rows()}
     on_disk = {f"examples/{p.name}" for p in (ROOT / "examples").glob("*.mlir")}
@@ -38,7 +42,9 @@ def test_every_example_has_a_readme_command() -> None:
         assert example in command.split(), f"the command for {example} does not run it: {command}"
 
 
-@pytest.mark.parametrize(("example", "command"), example_rows(), ids=lambda v: v if v.startswith("sbp") else None)
+@pytest.mark.parametrize(("example", "command"), [
+    pytest.param(e, c, marks=pytest.mark.exhaustive) if e in SLOW_EXAMPLES else (e, c) for e, c in example_rows()
+], ids=lambda v: v if v.startswith("sbp") else None)
 def test_the_readme_command_runs(example: str, command: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                  capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.chdir(ROOT)

@@ -41,7 +41,8 @@ def _totals(output: str) -> tuple[int, int]:
     return int(total), int(model)
 
 
-@pytest.mark.parametrize("example", ["seed", "mlp_tp", "transformer_block"])
+@pytest.mark.parametrize("example", ["seed", "mlp_tp",
+                                     pytest.param("transformer_block", marks=pytest.mark.exhaustive)])  # 17 s
 def test_examples_check_on_torch(example: str) -> None:
     code, output = run_captured([str(ROOT / "examples" / f"{example}.mlir"), "--backend", "torch", "--check"])
     assert code == 0 and "check: OK" in output, output
