@@ -278,6 +278,8 @@ def render_dot(module: ModuleOp, title: str) -> str:
     total = 0
     count = 0
     functions = [f for f in module.walk() if isinstance(f, func.FuncOp) and not f.is_declaration]
+    if any(is_step(f) for f in functions):
+        lines.insert(2, "  newrank=true;")  # edges between a step's class clusters: dot's old ranking fails
     for fi, f in enumerate(functions):
         lines.append(f"  subgraph cluster_{fi} {{")
         lines.append(f"    label={_quote('@' + f.sym_name.data)};")

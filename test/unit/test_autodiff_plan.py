@@ -116,10 +116,10 @@ def test_step_memory_counts_each_parameter_and_moment_once() -> None:
 # -- the GPT stack's AdamW step under memory ------------------------------------------------------
 
 
-def gpt_step(layers: int, dims: GptDims = GptDims()) -> sbpc.Program:
-    """The GPT stack (free weights, 2x4) with its output summed into a 0-d loss, differentiated into an
-    AdamW step."""
-    text = gpt_stack(layers, dims, "free")
+def gpt_step(layers: int, dims: GptDims = GptDims(), weights: str = "free") -> sbpc.Program:
+    """The GPT stack (free weights by default, 2x4) with its output summed into a 0-d loss,
+    differentiated into an AdamW step."""
+    text = gpt_stack(layers, dims, weights)
     found = re.search(r"  %res = sbp.to_global (\S+) : (.*) -> (.*)\n", text)
     assert found is not None
     cur, cur_ty, x_ty = found.groups()

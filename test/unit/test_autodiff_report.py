@@ -16,6 +16,7 @@ from sbpc.passes.infer_sbp.infer_pass import InferSbpPass
 from sbpc.passes.infer_sbp.report import build_report, render_text, report_of
 from sbpc.passes.infer_sbp.report_train import CLASS_COLOURS, CLASSES, GRADIENTS, STATE, WEIGHTS
 from test.unit.test_autodiff import mlp, step
+from test.unit.test_autodiff_plan import gpt_step
 
 
 def _step_module() -> object:
@@ -54,3 +55,14 @@ def test_dot_clusters_a_step_by_value_class(render: bool) -> None:
     if render:
         done = subprocess.run(["dot", "-Tsvg"], input=text, capture_output=True, text=True, timeout=60)
         assert done.returncode == 0 and "<svg" in done.stdout, done.stderr
+
+
+@pytest.mark.exhaustive  # ~10 s: a GPT layer's step planned, lowered and laid out by dot
+@pytest.mark.skipif(shutil.which("dot") is None, reason="graphviz dot absent")
+def test_dot_of_one_gpt_layer_step_renders() -> None:
+    """One GPT layer's AdamW step (Megatron weights, 2x4): its class clusters lay out (dot's default
+    ranking fails on edges between clusters of this size; the report asks for `newrank`)."""
+    text = report_of(gpt_step(1, weights="megatron").module, InferSbpPass(), "dot", "optimal")  # type: ignore[arg-type]
+    assert "newrank=true;" in text
+    done = subprocess.run(["dot", "-Tsvg"], input=text, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and "<svg" in done.stdout and not done.stderr, done.stderr
