@@ -5,17 +5,20 @@
    the limit, is infeasibility, reported with the smallest usage limit found.
 2. Without binding memory rows the reduced problem is a plain min-sum problem: exact elimination
    (`factor.eliminate`) where it stays narrow.
-3. Otherwise `local.improve` gives a feasible plan fast, then where the reduced problem is small
+3. Otherwise the memory rows' Lagrangian relaxation (`lagrange.lagrangian`: subgradient prices,
+   each relaxed pairwise problem by elimination or min-sum diffusion) gives a proved bound (weak
+   duality) and a start — a plan that fits, or the last relaxed answer with its prices — from which
+   `local.improve` repairs and searches; then where the reduced problem is small
    enough HiGHS (`factor.solve_mip` over the compressed rows of `sharding.py`) runs from it to
    optimality or its limits; its dual bound is the proof. Where the rows are too many, HiGHS runs
    on a subset grown by the rows its answers violate (`_row_generation`): a relaxation, so its
-   bound holds, and an answer that fits every row is a plan. Failing all that, the bound is the
-   optimum without memory (elimination) or the pairwise split bound.
+   bound holds, and an answer that fits every row is a plan. The bound is the best of these, the
+   Lagrangian's and the optimum without memory (elimination) or the pairwise split bound.
 
 Costs are the contest's integers, so a bound is rounded up to the next integer: the plan is proved
 optimal when the bound reaches its cost (never by a MIP's relative-gap tolerance). Work limits
-(local-search rounds, HiGHS's node and iteration limits) make the answer a function of the problem;
-`time_limit` only caps the run.
+(Lagrangian iterations, local-search rounds, HiGHS's node and iteration limits) make the answer a
+function of the problem; `time_limit` only caps the run.
 """
 
 from __future__ import annotations
@@ -23,11 +26,13 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
 from sbpc.passes.solver.factor import MIP_UNIT, FactorProblem, eliminate, solve_mip
+from sbpc.passes.solver.lagrange import Dual, lagrangian, split_bound
 from sbpc.passes.solver.local import Graph, improve
 from sbpc.passes.solver.reduce import INFINITE, Infeasible, Reduction, reduce_problem
 from sbpc.passes.solver.sharding import Rows, factor_problem, memory_rows
@@ -45,6 +50,9 @@ ROUNDS = 3000
 PRIMAL_SHARE, SMALL_PRIMAL_SHARE = 0.4, 0.15
 """Of a time limit, the share the local search may take when HiGHS runs after it (on a subset of
 the rows, or, for a small reduced problem, on all of them: there HiGHS is the proof)."""
+LAGRANGE_SHARE, REPAIR_SHARE = 0.4, 0.25
+"""Of a time limit, the most the Lagrangian relaxation may take (it stops at its iteration count
+first where it is fast), and the least left to the local search after it."""
 ROWS_FIRST, ROWS_ADDED, ROW_ROUNDS = 64, 64, 30
 """Row generation: the rows HiGHS starts with, the most violated added per round, the rounds."""
 
@@ -85,6 +93,35 @@ def _graph(red: Reduction, variables: list[int], rows) -> Graph:  # type: ignore
     return Graph([red.unary[a] for a in variables], near, rows, red.constant)
 
 
+def _repair(graph: Graph, dual: Dual, rounds: int, deadline: float | None) -> tuple[np.ndarray, float] | None:
+    """The local search from each of the relaxation's starts (its best plan, and the relaxed
+    answers with their prices, repaired to fit) with a tenth of the rounds, then from the best
+    plan so found with all of them."""
+    found = None if dual.plan is None else (dual.plan, dual.value)
+    screen = max(rounds // 10, 1)
+    for choice, prices in ([(dual.plan, None)] if dual.plan is not None else []) + list(reversed(dual.starts)):
+        if found is not None and deadline is not None and time.perf_counter() > deadline:
+            break
+        trial = improve(graph, rounds=screen, deadline=deadline, start=choice, prices=prices)
+        if trial is not None and (found is None or trial[1] < found[1]):
+            found = trial
+    if found is None:
+        return None
+    last = improve(graph, rounds=rounds, deadline=deadline, start=found[0])
+    return last if last is not None and last[1] < found[1] else found
+
+
+def _exact(factors: FactorProblem) -> Callable[[list[np.ndarray]], tuple[float, np.ndarray] | None]:
+    """The priced pairwise problem solved by elimination (the memory-free problem's structure,
+    narrow enough): its optimum less the constant, and its plan."""
+    def solve(unary: list[np.ndarray]) -> tuple[float, np.ndarray] | None:
+        priced = dataclasses.replace(factors, unary=[u / MIP_UNIT for u in unary], constant=0.0, memory=[],
+                                     memory_terms=[])
+        found = eliminate(priced)
+        return None if found is None else (found.objective * MIP_UNIT, np.array(found.choice))
+    return solve
+
+
 def _ceil(bound: float) -> float:
     """An integer-cost problem's bound rounded up (less the float sums' rounding)."""
     if not math.isfinite(bound):
@@ -116,13 +153,18 @@ def solve_strategy(problem: StrategyProblem, time_limit: float | None = None, ro
     free = eliminate(factors)  # the optimum without memory: exact, or a bound under the limit
     if free is not None and (not len(rows.constant) or (rows.of(np.array(free.choice)) <= rows.limit).all()):
         return outcome(np.array(free.choice), free.objective * MIP_UNIT, "elimination")
-    bound = split_bound(red, variables) if free is None else free.objective * MIP_UNIT
     graph = _graph(red, variables, rows)
+    bound = graph.constant + split_bound(graph.unary, graph.near) if free is None else free.objective * MIP_UNIT
     pairs = sum(m.size for m in factors.pairs.values())
     small = pairs <= MIP_PAIR_ENTRIES and sum(u.size for u in rows.usage) <= MIP_ROW_ENTRIES
     share = SMALL_PRIMAL_SHARE if small else PRIMAL_SHARE if pairs <= MIP_PAIR_ENTRIES else 1.0
-    found = improve(graph, rounds=rounds, deadline=None if deadline is None else started + share * (deadline - started))
-    method = "local search"
+    span = None if deadline is None else deadline - started
+    dual = lagrangian(graph, deadline=None if span is None else started + LAGRANGE_SHARE * span,
+                      exact=None if free is None else _exact(factors))
+    primal_end = None if span is None else max(started + share * span, time.perf_counter() + REPAIR_SHARE * span)
+    bound = max(bound, dual.bound)
+    found = _repair(graph, dual, rounds, primal_end)
+    method = "lagrangian+local search"
     plan = None if found is None else found[0]
     left = None if deadline is None else max(deadline - time.perf_counter(), 1.0)
     if small:  # the whole reduced problem, memory rows and all
@@ -179,18 +221,3 @@ def _row_generation(factors: FactorProblem, rows: Rows, graph: Graph, plan: np.n
         chosen.update(fresh[:ROWS_ADDED])
     return best, bound
 
-
-def split_bound(red: Reduction, variables: list[int]) -> float:
-    """A lower bound without memory: every variable's unary split evenly over its pairs, each pair
-    (and each lone variable) minimised on its own (a sum of minima is at most the minimum of the sum)."""
-    total = red.constant
-    for a in variables:
-        near = red.adj[a]
-        if not near:
-            total += float(red.unary[a].min())
-            continue
-        share = red.unary[a] / len(near)
-        for b, matrix in near.items():
-            if a < b:
-                total += float((share[:, None] + matrix + red.unary[b][None, :] / len(red.adj[b])).min())
-    return total

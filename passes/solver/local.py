@@ -241,18 +241,23 @@ def _piece(graph: Graph, rng: np.random.Generator, size: int) -> list[int]:
 
 
 def improve(graph: Graph, rounds: int = 200, seed: int = 0, deadline: float | None = None,
-            start: np.ndarray | None = None) -> tuple[np.ndarray, float] | None:
-    """The best plan within the rows found (see the module's docstring), or None if none fits."""
+            start: np.ndarray | None = None, prices: np.ndarray | None = None) -> tuple[np.ndarray, float] | None:
+    """The best plan within the rows found (see the module's docstring), or None if none fits.
+    From `start` (a plan that fits skips the soft-memory phase) with row `prices` to begin it."""
     n = len(graph.unary)
     order = np.arange(n)
     finite = [np.isfinite(u) for u in graph.unary]
     first = np.array([int(np.argmin(u)) for u in graph.unary]) if start is None else start
     search = Search(graph, first)
+    if prices is not None:
+        search.penalty = prices.copy()
     rng = np.random.default_rng(seed)
     limit = graph.rows.limit
     scale = max(float(np.mean([np.min(u[f]) for u, f in zip(graph.unary, finite, strict=True) if f.any()] or [1.0])),
                 1.0) / max(limit, 1.0)
     for _ in range(150):  # whole-graph trees and ICM, under row prices raised until the plan fits
+        if search.within():
+            break
         for _ in range(TREES):
             soft_tree(search, int(rng.integers(n)), n)
         search.descend(order, feasible=False, sweeps=10, deadline=deadline)

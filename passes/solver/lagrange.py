@@ -1,0 +1,203 @@
+"""The memory rows' Lagrangian relaxation on the reduced strategy problem: a primal and a bound.
+
+With a price λ_r ≥ 0 per memory row, the relaxed problem min cost + Σ_r λ_r (used_r − limit) has
+no rows: a pairwise min-sum problem whose unaries carry the prices (λ[rows_a] · usage_a). For every
+λ its optimum is at most the problem's (weak duality), so any lower bound of the priced pairwise
+problem plus λ · (constant − limit) is a lower bound of the whole. `lagrangian` runs projected
+subgradient steps (Polyak's step towards the best plan's cost, or twice the dual value before a
+plan is found; halved when the dual stops rising). Each relaxed problem is solved by exact
+elimination where the pairs stay narrow, else by min-sum diffusion (`Messages`, warm-started from
+the last prices' messages; its sum of minima, or the pairwise split bound, is the bound) and
+TRW-S-style decoding; the decoded plan and the last answer are polished by whole-graph tree moves
+and ICM under the prices (`local.soft_tree` / `Search.descend`) and the better kept. An answer
+that fits every row is a plan: it descends within the rows and the cheapest is kept. The last
+answer and prices start `local.improve`'s repair when none fit.
+
+Every loop counts iterations, so the result is a function of the problem and `iterations`;
+`deadline` only cuts it short.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from sbpc.passes.solver.local import Graph, Search, soft_tree
+
+ITERATIONS = 60
+"""Subgradient steps: the relaxation's work limit."""
+POLISH_TREES, POLISH_ROW_ENTRIES = 4, 1_000_000
+"""Whole-graph tree moves polishing each relaxed answer; one where the rows' entries (each tree's
+pricing work) are more than this."""
+SNAPSHOT = 10
+"""Steps between the relaxed answers kept as repair starts."""
+FIRST_SWEEPS, MESSAGE_SWEEPS = 30, 8
+"""Diffusion sweeps (forward and backward each) for the first relaxed problem and each next one."""
+
+
+@dataclass
+class Dual:
+    """The best plan that fit the rows (None if none did), its value, the best proved bound, the
+    last prices and the last relaxed answer, and snapshots of both on the way."""
+
+    plan: np.ndarray | None
+    value: float
+    bound: float
+    prices: np.ndarray
+    relaxed: np.ndarray
+    starts: list[tuple[np.ndarray, np.ndarray]]
+    """Relaxed answers with their prices every `SNAPSHOT` steps and the last: starts for repairs."""
+
+
+def priced_unary(graph: Graph, prices: np.ndarray) -> list[np.ndarray]:
+    """Each variable's unary with its rows' prices: u_a + λ[rows_a] · usage_a."""
+    rows = graph.rows
+    return [u + prices[r] @ use if len(r) else u for u, r, use in zip(graph.unary, rows.rows, rows.usage, strict=True)]
+
+
+class Messages:
+    """A reparametrisation of min Σ unary + Σ pairs, improved by min-sum diffusion: each variable
+    in order (then back) gathers its pairs' minima over the other end into its unary and spreads
+    the total evenly over itself and its pairs. That changes no plan's value and never lowers the
+    sum of every term's minimum, a lower bound of the optimum. New unaries (other prices) are taken
+    by adding the change to the reparametrised unaries, so each relaxed problem starts from the last
+    one's messages."""
+
+    def __init__(self, unary: list[np.ndarray], near: list[list[tuple[int, np.ndarray]]]):
+        self.near = near
+        self.unary = [np.where(np.isfinite(u), u, 1e30) for u in unary]
+        self.theta = [u.copy() for u in self.unary]
+        self.pair = {(a, b): np.where(np.isfinite(m), m, 1e30).astype(float)
+                     for a, around in enumerate(near) for b, m in around if a < b}
+
+    def reprice(self, unary: list[np.ndarray]) -> None:
+        """The same pairs with these unaries."""
+        fresh = [np.where(np.isfinite(u), u, 1e30) for u in unary]
+        self.theta = [t + (f - u) for t, f, u in zip(self.theta, fresh, self.unary, strict=True)]
+        self.unary = fresh
+
+    def sweep(self, sweeps: int) -> None:
+        theta, pair, n = self.theta, self.pair, len(self.theta)
+        for sweep in range(2 * sweeps):
+            for a in range(n) if sweep % 2 == 0 else range(n - 1, -1, -1):
+                around = self.near[a]
+                if not around:
+                    continue
+                total = theta[a].copy()
+                for b, _ in around:  # every pair's minimum over b, per choice of a, into a
+                    if a < b:
+                        low = pair[a, b].min(axis=1)
+                        pair[a, b] -= low[:, None]
+                    else:
+                        low = pair[b, a].min(axis=0)
+                        pair[b, a] -= low[None, :]
+                    total += low
+                share = total / (len(around) + 1)  # then spread evenly over a and its pairs
+                theta[a] = share
+                for b, _ in around:
+                    if a < b:
+                        pair[a, b] += share[:, None]
+                    else:
+                        pair[b, a] += share[None, :]
+
+    def bound(self) -> float:
+        return float(sum(t.min() for t in self.theta) + sum(m.min() for m in self.pair.values()))
+
+    def decode(self) -> np.ndarray:
+        """A plan: each variable in order takes its least reparametrised unary plus the pairs to
+        the variables already chosen (TRW-S's decoding)."""
+        choice = np.full(len(self.theta), -1, np.int64)
+        for a in range(len(self.theta)):
+            total = self.theta[a].copy()
+            for b, _ in self.near[a]:
+                if choice[b] >= 0:
+                    total += self.pair[a, b][:, choice[b]] if a < b else self.pair[b, a][choice[b], :]
+            choice[a] = int(np.argmin(total))
+        return choice
+
+
+def split_bound(unary: list[np.ndarray], near: list[list[tuple[int, np.ndarray]]]) -> float:
+    """A lower bound of min Σ unary + Σ pairs: every unary shared evenly over its pairs, each pair
+    (and each lone variable) minimised on its own (a sum of minima is at most the minimum of the sum)."""
+    total = 0.0
+    for a, around in enumerate(near):
+        if not around:
+            total += float(unary[a].min())
+        for b, m in around:
+            if a < b:
+                total += float((unary[a][:, None] / len(around) + m + unary[b][None, :] / len(near[b])).min())
+    return total
+
+
+Exact = Callable[[list[np.ndarray]], tuple[float, np.ndarray] | None]
+"""The priced pairwise problem's optimum (less the constant) and plan, or None where it cannot."""
+
+
+def lagrangian(graph: Graph, iterations: int = ITERATIONS, deadline: float | None = None,
+               exact: Exact | None = None, seed: int = 0) -> Dual:
+    """Projected subgradient on the row prices (module docstring). `exact(unary)`, when given,
+    is the priced pairwise problem's optimum without the constant and its plan (None where it cannot)."""
+    rows, n = graph.rows, len(graph.unary)
+    limit, slack = rows.limit, rows.constant - rows.limit
+    order = np.arange(n)
+    rng = np.random.default_rng(seed)
+    prices = np.zeros(len(slack))
+    search = Search(graph, np.array([int(np.argmin(u)) for u in graph.unary]))
+    plan, value, bound = None, math.inf, -math.inf
+    passing: Messages | None = None
+    starts: list[tuple[np.ndarray, np.ndarray]] = []
+    trees = POLISH_TREES if sum(len(r) for r in rows.rows) <= POLISH_ROW_ENTRIES else 1
+    step_size, best_dual, stale = 1.0, -math.inf, 0
+    for step in range(iterations):
+        if deadline is not None and time.perf_counter() > deadline:
+            break
+        unary = priced_unary(graph, prices)
+        solved = exact(unary) if exact is not None else None
+        candidates = [search]
+        if solved is not None:
+            low = solved[0]
+            candidates.append(Search(graph, solved[1]))
+        else:
+            if passing is None:
+                passing = Messages(unary, graph.near)
+            else:
+                passing.reprice(unary)
+            passing.sweep(FIRST_SWEEPS if step == 0 else MESSAGE_SWEEPS)
+            low = max(passing.bound(), split_bound(unary, graph.near))
+            candidates.append(Search(graph, passing.decode()))
+        for trial in candidates:
+            trial.penalty = prices
+            for _ in range(trees):
+                soft_tree(trial, int(rng.integers(n)), n)
+            trial.descend(order, feasible=False, sweeps=10, deadline=deadline)
+        search = min(candidates, key=lambda t: graph.value(t.choice) + float(prices @ t.used))
+        over = search.used - limit
+        dual = graph.constant + low + float(prices @ slack)
+        bound = max(bound, dual)
+        if (over <= limit * 1e-12).all():
+            trial = search.copy()
+            trial.descend(order, feasible=True, sweeps=100, deadline=deadline)
+            if graph.value(trial.choice) < value:
+                plan, value = trial.choice.copy(), graph.value(trial.choice)
+        if dual > best_dual + 1e-9 * abs(best_dual):
+            best_dual, stale = dual, 0
+        else:
+            stale += 1
+            if stale >= 5:
+                step_size, stale = step_size / 2, 0
+        if step % SNAPSHOT == SNAPSHOT - 1:
+            starts.append((search.choice.copy(), prices.copy()))
+        g = np.where((prices <= 0) & (over < 0), 0.0, over)
+        norm = float(g @ g)
+        if norm <= 0:
+            break  # every priced row fits with zero slack: the relaxed answer is optimal for λ
+        target = value if math.isfinite(value) else dual + max(abs(dual), 1.0)
+        prices = np.maximum(prices + step_size * max(target - dual, 1e-6 * abs(dual) + 1e-9) / norm * g, 0.0)
+    search.penalty = np.zeros(len(slack))
+    if not starts or not np.array_equal(starts[-1][0], search.choice):
+        starts.append((search.choice.copy(), prices.copy()))
+    return Dual(plan, value, bound, prices, search.choice.copy(), starts)
