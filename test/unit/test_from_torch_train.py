@@ -116,21 +116,23 @@ def run_and_compare(prog: sbpc.Program, model: Any, args: Sequence[Any], loss: C
     return whole
 
 
-@pytest.mark.parametrize("optimizer", [ADAMW, {"kind": "sgd", "lr": 0.25, "weight_decay": 0.0625}])
+@pytest.mark.parametrize("optimizer", [ADAMW, pytest.param({"kind": "sgd", "lr": 0.25, "weight_decay": 0.0625},
+                                                            marks=pytest.mark.exhaustive)])
 def test_mlp_steps_equal_eager_torch(optimizer: dict[str, Any]) -> None:
-    """Three steps under rule=global on the simulated 2x2 mesh equal three eager steps; the buffer is
-    an input, not a parameter; the state defaults to torch's fresh (zero) state."""
+    """Two steps under rule=global on the simulated 2x2 mesh, each equal to eager torch's; the buffer
+    is an input, not a parameter; the state defaults to torch's fresh (zero) state."""
     model = Mlp()
     x, t = torch.randn(8, 16), torch.randn(8, 8)
     prog = sbpc.from_torch(model, (x,), mesh=MESH, sbp={"x": "[S(0), B]", "target0": "[S(0), B]"},
                            loss=F.mse_loss, targets=(t,), optimizer=optimizer)
     text = str(prog)
     assert "%target0: !sbp.tensor<8x8xf32, @mesh, [S(0), B]>" in text and "%scale" in text
-    result = run_and_compare(prog, model, (x,), F.mse_loss, (t,), optimizer, 3)
-    assert result.losses[2] < result.losses[0]
+    result = run_and_compare(prog, model, (x,), F.mse_loss, (t,), optimizer, 2)
+    assert result.losses[1] < result.losses[0]
     assert set(result.parameters) == {name for name, _ in model.named_parameters()}  # not the buffer
 
 
+@pytest.mark.exhaustive  # ~2 s
 def test_frozen_parameters_are_inputs() -> None:
     """A parameter with requires_grad=False is not updated (torch.optim would skip it too)."""
     model = Mlp()
