@@ -316,7 +316,9 @@ def render_dot(module: ModuleOp, title: str) -> str:
                     continue
                 name = f"%{operand.name_hint} " if operand.name_hint else ""
                 style = ", style=dashed" if _is_partial(operand.type) else ""  # a pending reduction
-                edges.append(f"    {source} -> {node} [label={_quote(name + _tensor_text(operand.type))}{style}];")
+                # (a step's edges after its clusters, so that each node is first named in its cluster)
+                (edges if classes is not None else lines).append(
+                    f"    {source} -> {node} [label={_quote(name + _tensor_text(operand.type))}{style}];")
             for result in op.results:
                 node_of[result] = node
         for ki, (kind, members) in enumerate(groups.items()):
