@@ -99,14 +99,15 @@ def _repair(graph: Graph, dual: Dual, rounds: int, deadline: float | None) -> tu
     plan so found with all of them."""
     found = None if dual.plan is None else (dual.plan, dual.value)
     screen = max(rounds // 10, 1)
-    for choice, prices in ([(dual.plan, None)] if dual.plan is not None else []) + list(reversed(dual.starts)):
-        if found is not None and deadline is not None and time.perf_counter() > deadline:
+    for k, (choice, prices) in enumerate(([(dual.plan, None)] if dual.plan is not None else [])
+                                         + list(reversed(dual.starts))):
+        if k and deadline is not None and time.perf_counter() > deadline:
             break
         trial = improve(graph, rounds=screen, deadline=deadline, start=choice, prices=prices)
         if trial is not None and (found is None or trial[1] < found[1]):
             found = trial
-    if found is None:
-        return None
+    if found is None or (deadline is not None and time.perf_counter() > deadline):
+        return found
     last = improve(graph, rounds=rounds, deadline=deadline, start=found[0])
     return last if last is not None and last[1] < found[1] else found
 
