@@ -53,7 +53,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.rewriter import Rewriter
+from xdsl.rewriter import InsertPoint, Rewriter
 
 from sbpc.dialects import sbp_ops as ops
 from sbpc.dialects import sbp_ops_grad as g
@@ -254,18 +254,25 @@ def micro_batches(fn: func.FuncOp) -> int:
     return max(1, int(found.value.data)) if isinstance(found, IntegerAttr) else 1
 
 
-def tie_result_types(fn: func.FuncOp) -> None:
-    """Declare every tied result (`tied_results`) in its argument's type where that has an SBP."""
+def return_in_argument_layouts(fn: func.FuncOp) -> None:
+    """Convert every tied result (`tied_results`) whose SBP differs from its argument's (which has one) to
+    it with an `sbp.to_global` before the return, and update the function type: the step then returns
+    its parameters and state in the layout the next step takes them in (`materialize-boxing` makes the
+    `to_global`s boxings). The search priced these conversions as the ties."""
     ties = tied_results(fn)
-    if not ties:
+    ret = fn.body.blocks[0].last_op if fn.body.blocks else None
+    if not ties or not isinstance(ret, func.ReturnOp):
         return
-    inputs = list(fn.function_type.inputs.data)
-    outputs = list(fn.function_type.outputs.data)
+    args = fn.body.blocks[0].args
     for r, a in ties:
-        ty = inputs[a]
-        if isinstance(ty, GlobalTensorType) and ty.nd_sbp is not None:
-            outputs[r] = ty
-    fn.function_type = FunctionType.from_lists(inputs, outputs)
+        value, want = ret.operands[r], args[a].type
+        if isinstance(want, GlobalTensorType) and want.nd_sbp is not None and isinstance(value.type, GlobalTensorType) \
+                and value.type.nd_sbp is not None and value.type != want:
+            convert = ops.ToGlobalOp.build(operands=[value], result_types=[want])
+            convert.location = ret.location
+            Rewriter.insert_op(convert, InsertPoint.before(ret))
+            ret.operands[r] = convert.results[0]
+    fn.update_function_type()
 
 
 def _name(value: SSAValue, index: int) -> str:

@@ -3,7 +3,8 @@
 After `infer-sbp` every op carries `sbp.signature`; an operand whose type's ND-SBP differs from
 the signature's entry is routed through one `sbp.boxing` per (value, target SBP), placed right
 after the value's definition so every consumer needing that SBP shares it. A `func.return` whose
-operand type differs from the function's declared result type is boxed too, and each
+operand type differs from the function's declared result type is boxed too (a training step's updated
+parameters and state are first converted to their arguments' SBP, `autodiff.return_in_argument_layouts`), and each
 `sbp.to_global` becomes a boxing (or disappears when it changes nothing). A cross-entropy whose
 signature splits the vocabulary is first written out as Megatron's steps (`expand_vocab_parallel`).
 Running the pass twice changes nothing the second time.
@@ -26,7 +27,7 @@ from sbpc.dialects.sbp import NdSbpAttr, SignatureAttr
 from sbpc.dialects.sbp_op_base import describe_op
 from sbpc.dialects.sbp_ops import BoxingOp, ToGlobalOp
 from sbpc.dialects.tensor_type import GlobalTensorType
-from sbpc.passes.autodiff import tie_result_types
+from sbpc.passes.autodiff import return_in_argument_layouts
 from sbpc.passes.expand_vocab_parallel import expand_vocab_parallel
 
 
@@ -53,7 +54,7 @@ class _Boxer:
 
 
 def materialize_function(f: func.FuncOp) -> None:
-    tie_result_types(f)  # a training step returns its parameters and state in their arguments' SBP
+    return_in_argument_layouts(f)  # a training step returns its parameters and state in their arguments' SBP
     expand_vocab_parallel(f)  # a vocab-split cross-entropy becomes ops whose operands get boxed below
     boxer = _Boxer()
     for op in list(f.body.walk()):

@@ -25,7 +25,7 @@ Factors (seconds):
 * tied (a training step, SPEC §8): an updated parameter or optimizer state is taken by the next step
   as its argument (`passes/autodiff.py`'s `tied_results`), so it leaves in the argument's SBP — a
   use of the result by the argument's variable (needs: the argument's choices), priced as any other,
-  boxed by `materialize-boxing` at the return;
+  written back as an `sbp.to_global` before the return (`autodiff.return_in_argument_layouts`);
 * shared (`passes/infer_sbp/boxings.py`, `passes/infer_sbp/global_search/shared.py`): a value with
   several priced uses (operands of ops, its `to_global`s) pays one boxing per distinct target, as
   `materialize-boxing` inserts them — one factor over its producer and consumers (per-edge

@@ -35,7 +35,7 @@ from sbpc.dialects.sbp_ops import BoxingOp, ToGlobalOp
 from sbpc.dialects.sbp_syntax import SbpPrinter
 from sbpc.dialects.tensor_type import GlobalTensorType
 from sbpc.dialects.units import human_bytes
-from sbpc.passes.autodiff import tie_result_types
+from sbpc.passes.autodiff import return_in_argument_layouts
 from sbpc.passes.infer_sbp.cache import InferenceCache
 from sbpc.passes.infer_sbp.global_search.problem import Builder, GlobalProblem, Pricer
 from sbpc.passes.infer_sbp.local import check_explicit, functions
@@ -175,7 +175,7 @@ def apply_solution(problem: GlobalProblem, choice: list[int]) -> None:
         if isinstance(op, ToGlobalOp | BoxingOp | CollectiveOp):
             check_explicit(op)
     f.update_function_type()
-    tie_result_types(f)  # a step's updated parameters and state leave in their arguments' SBP
+    return_in_argument_layouts(f)  # a step's updated parameters and state leave in their arguments' SBP
 
 
 def infer_module_global(
