@@ -25,7 +25,8 @@ def test_rows_agree_with_numpy_and_xdsl():
             assert dtypes.of_xdsl(t.xdsl) is t and dtypes.size_of(t.xdsl) == t.size
         for spelling in (t.name, *t.aliases):
             assert dtypes.lookup(spelling) is t
-    assert [t.name for t in dtypes.IR_TYPES] == ["f32", "f16", "bf16", "i16", "i32", "i64", "i8", "ui8", "i1"]  # SPEC §2.3, §7
+    # SPEC §2.3, §7
+    assert [t.name for t in dtypes.IR_TYPES] == ["f32", "f16", "bf16", "i16", "i32", "i64", "i8", "ui8", "i1"]
     assert [t.name for t in dtypes.FMOD_KERNEL_TYPES] == ["f32", "f16", "bf16", "i16"]  # SPEC §5
     assert dtypes.FMOD_KERNEL_SUPPORT == "bf16, f16, f32 and i16"
     assert dtypes.find(np.float64) is None and dtypes.lookup("f64") is None
