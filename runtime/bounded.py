@@ -8,12 +8,12 @@ for those of §7; the analysis itself is described there): one ulp of a dtype (`
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import ml_dtypes
 import numpy as np
-from xdsl.ir import Operation
+from xdsl.ir import Operation, SSAValue
 
 from sbpc.runtime.op_impls import run_numpy
 from sbpc.runtime.ops_numpy import LOW_FLOATS, is_integer, result_dtype
@@ -57,6 +57,10 @@ class Bounded:
     """log2 of a power of two every piece of an exact value is a multiple of (None: not known to be exact)."""
     alts: tuple[np.ndarray, ...] = ()
     core: np.ndarray | None = None
+    floor: np.ndarray | None = None
+    """Where a value is ill-conditioned in a way the single-device run's statistics cannot see (AdamW's
+    m/√v where a gradient cancels to rounding, `runtime/adam_bounds.py`): the least tolerance
+    `check.judge` may tighten the bound to, per element (None: no such floor)."""
 
     @property
     def exact(self) -> bool:
@@ -72,6 +76,12 @@ class BoundContext:
     ascendc: bool = False
     """fmod runs the TBE formula (`lowering/ascendc/fmod_reference.py`): C fmod within its rounding."""
     notes: dict[str, int] = field(default_factory=dict)
+    single: Mapping[SSAValue, np.ndarray] | None = None
+    """Every value of the program as one device computes it in its element types (`simulator.reference`),
+    when the check has run it: the rules that set a statistical `Bounded.floor` read their operands' here."""
+    env: Mapping[SSAValue, Bounded] | None = None
+    """The bounded values computed so far, for a rule that looks through its operands' definitions
+    (AdamW's cap reads the state its moments started from)."""
 
 
 def absolute(x: np.ndarray) -> np.ndarray:

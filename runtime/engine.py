@@ -33,7 +33,7 @@ import numpy as np
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Operation
+from xdsl.ir import Operation, SSAValue
 from xdsl.passes import PassPipeline
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 
@@ -487,10 +487,12 @@ def check(result: RunResult, module: ModuleOp, located: Located, kernels: LocalK
     try:
         # The program on one device in its element types (with Ascend C kernels, by the TBE formula,
         # measuring on the way how far it lands from C fmod): its own error sets the statistical tolerance.
-        single = reference(module, result.entry, result.inputs, None if deviation is None else deviation.overrides())
+        values: dict[SSAValue, np.ndarray] = {}
+        single = reference(module, result.entry, result.inputs, None if deviation is None else deviation.overrides(),
+                           values)
         arg_dists, _ = function_signature(result.compiled, result.entry)
         expected = bounded_reference(module, result.entry, bounded_inputs(result.inputs, arg_dists),
-                                     ascendc=deviation is not None)
+                                     ascendc=deviation is not None, single=values)
     except DiagnosticException as error:
         raise located.error(error, module) from None
     except SimulationError as error:

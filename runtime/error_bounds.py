@@ -24,9 +24,10 @@ first-order forward error analysis, SPEC §4.3), with twice the unit roundoff pe
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
+import ml_dtypes
 import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
@@ -82,9 +83,9 @@ def _binary(op: Operation, a: Bounded, b: Bounded, ctx: BoundContext) -> Bounded
         return ints(op, (a, b), None)
     grid = None if a.grid is None or b.grid is None else min(a.grid, b.grid)
     if isinstance(op, ops.AddOp):
-        return linear(op, a.ref + b.ref, ea + eb, a.mag + b.mag, grid, 1, dtype, ctx)
+        return _certain_infinities(linear(op, a.ref + b.ref, ea + eb, a.mag + b.mag, grid, 1, dtype, ctx), a, b)
     if isinstance(op, ops.SubOp):
-        return linear(op, a.ref - b.ref, ea + eb, a.mag + b.mag, grid, 1, dtype, ctx)
+        return _certain_infinities(linear(op, a.ref - b.ref, ea + eb, a.mag + b.mag, grid, 1, dtype, ctx), a, b)
     if isinstance(op, ops.MulOp):
         err = absolute(a.ref) * eb + absolute(b.ref) * ea + ea * eb
         grid = None if a.grid is None or b.grid is None else a.grid + b.grid
@@ -100,6 +101,25 @@ def _binary(op: Operation, a: Bounded, b: Bounded, ctx: BoundContext) -> Bounded
     with np.errstate(all="ignore"):
         rounding = np.where(exact_zero, 0.0, (ctx.devices + 3) * unit(dtype) * (mag + err) + tiny(dtype))
     return finish(ref, err + rounding, np.where(exact_zero, 0.0, mag + err), dtype)
+
+
+def _certain_infinities(result: Bounded, a: Bounded, b: Bounded) -> Bounded:
+    """x ± an exact infinity (a causal mask's -inf) is that infinity in every plan while x stays finite:
+    exact there, not the infinite rounding of an infinite magnitude (which would make every bound the
+    softmax after it, and the whole backward pass, infinite)."""
+    limit = float(ml_dtypes.finfo(result.dtype).max)
+
+    def exact_infinity(x: Bounded) -> np.ndarray:
+        return np.isinf(x.ref) & (x.err == 0)
+
+    def finite(x: Bounded) -> np.ndarray:
+        with np.errstate(all="ignore"):
+            return np.isfinite(x.ref) & (absolute(x.ref) + x.err < limit)
+
+    certain = (exact_infinity(a) & finite(b)) | (exact_infinity(b) & finite(a))
+    if not bool(np.any(certain)):
+        return result
+    return replace(result, err=np.where(certain, 0.0, result.err))
 
 
 def _scalar_of(op: Operation, name: str, dtype: np.dtype) -> float:
@@ -282,7 +302,7 @@ def _structural(op: Operation, x: Bounded) -> Bounded:
         return run_numpy(op, [arr])
 
     return Bounded(move(x.ref), move(x.err), move(x.mag), x.dtype, x.grid, tuple(move(a) for a in x.alts),
-                   None if x.core is None else move(x.core))
+                   None if x.core is None else move(x.core), None if x.floor is None else move(x.floor))
 
 
 # ---------------------------------------------------------------------------
@@ -329,11 +349,12 @@ def mesh_devices(module: ModuleOp, fn: func.FuncOp) -> int:
 
 
 def bounded_reference(module: ModuleOp, entry: str, inputs: Sequence[Bounded], ascendc: bool = False,
-                      ) -> list[Bounded]:
-    """Run the original global program on bounded values (distribution ops are identities)."""
+                      single: Mapping[SSAValue, np.ndarray] | None = None) -> list[Bounded]:
+    """Run the original global program on bounded values (distribution ops are identities); `single`:
+    the program's values on one device (`simulator.reference`), for the statistical floors of AdamW."""
     fn, block = entry_block(module, entry, len(inputs))
-    ctx = BoundContext(mesh_devices(module, fn), ascendc)
     env: dict[SSAValue, Bounded] = dict(zip(block.args, inputs, strict=True))
+    ctx = BoundContext(mesh_devices(module, fn), ascendc, single=single, env=env)
     with np.errstate(all="ignore"):
         for op in block.ops:
             if isinstance(op, func.ReturnOp):

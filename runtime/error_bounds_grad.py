@@ -12,10 +12,8 @@ the first-order forward analysis of `runtime/error_bounds.py` (which calls these
   the result is linear in dy with a row operator of norm ≤ (2 + |x̂|)·max|gamma|/σ; rms_norm_grad /
   rms_norm_grad_gamma alike without the centring (the rms moves by the row's largest bound, the norm
   ≤ (1 + |x̂|)·max|gamma|·r);
-* sgd_update is linear: `|1 - lr·wd|·err(w) + lr·err(g)` plus its roundings; AdamW's moments are
-  linear in the state, the second quadratic in g (`2|g|e + e²`);
-* adamw_update: √v moves by min(e/(2√v), √e) for a bound e of v, the quotient m/denom accordingly,
-  plus a few roundings of the terms (which may cancel).
+* sgd_update is linear: `|1 - lr·wd|·err(w) + lr·err(g)` plus its roundings;
+* AdamW's moments and update (and their conditioning where a gradient cancels): `runtime/adam_bounds.py`.
 """
 
 from __future__ import annotations
@@ -27,6 +25,7 @@ from xdsl.ir import Operation
 
 from sbpc.dialects import sbp_ops_grad as g
 from sbpc.dialects import sbp_ops_grad_nn as gn
+from sbpc.runtime.adam_bounds import adamw_update, moment
 from sbpc.runtime.bounded import (
     F64,
     TRANSCENDENTAL_ULPS,
@@ -40,7 +39,7 @@ from sbpc.runtime.bounded import (
 )
 from sbpc.runtime.error_bounds_grad_nn import NN_GRAD_BOUNDS
 from sbpc.runtime.op_impls import run_numpy
-from sbpc.runtime.ops_grad import adamw_factors, gelu_slope, layer_norm_parts
+from sbpc.runtime.ops_grad import gelu_slope, layer_norm_parts
 
 GELU_CURVATURE = 1.0
 """max |d² gelu_tanh / dx²| (0.80 at x = 0), rounded up."""
@@ -175,42 +174,6 @@ def _sgd_update(op: Operation, xs: list[Bounded], ctx: BoundContext) -> Bounded:
     return linear(op, ref, err, mag, None, 3, w.dtype, ctx)
 
 
-def _moment(op: Operation, xs: list[Bounded], ctx: BoundContext) -> Bounded:
-    """β·s + (1-β)·g (first moment) or β·s + (1-β)·g² (second): linear in the state, g's bound scaled."""
-    assert isinstance(op, g.AdamMoment1Op | g.AdamMoment2Op)
-    state, grad = xs
-    beta = op.get_beta()
-    if isinstance(op, g.AdamMoment1Op):
-        term, term_err, term_mag = grad.ref, grad.err, grad.mag
-    else:
-        term = grad.ref * grad.ref
-        term_err = 2.0 * absolute(grad.ref) * grad.err + grad.err * grad.err
-        term_mag = absolute(grad.ref) * absolute(grad.ref) + term_err
-    ref = beta * state.ref + (1.0 - beta) * term
-    err = beta * state.err + (1.0 - beta) * term_err
-    mag = beta * state.mag + (1.0 - beta) * term_mag + absolute(state.ref) + absolute(term)
-    return linear(op, ref, err, mag, None, 4, state.dtype, ctx)
-
-
-def _adamw_update(op: Operation, xs: list[Bounded], ctx: BoundContext) -> Bounded:
-    assert isinstance(op, g.AdamwUpdateOp)
-    w, m, v = xs
-    decay, step_size, bc2_sqrt, eps = adamw_factors(op)
-    u = unit(w.dtype)
-    with np.errstate(all="ignore"):
-        root = np.sqrt(np.maximum(v.ref, 0.0))
-        denom = root / bc2_sqrt + eps
-        q = m.ref / denom
-        droot = np.minimum(np.where(root > 0, v.err / (2.0 * root), np.inf), np.sqrt(v.err)) / bc2_sqrt
-        room = denom - droot
-        q_err = np.where(room > 0, (m.err + np.abs(q) * droot) / room, np.inf)
-        q_err = np.where((m.err == 0) & (v.err == 0), 0.0, q_err)
-        ref = w.ref * decay - step_size * q
-        terms = np.abs(w.ref * decay) + step_size * np.abs(q)
-        err = abs(decay) * w.err + step_size * q_err + TRANSCENDENTAL_ULPS * u * (terms + step_size * q_err)
-    return finish(ref, err, terms + err, w.dtype)
-
-
 GRAD_BOUNDS: dict[type[Operation], Callable[[Operation, list[Bounded], BoundContext], Bounded]] = {
     g.OnesLikeOp: _ones_like,
     g.ReduceSumGradOp: _expand,
@@ -223,9 +186,9 @@ GRAD_BOUNDS: dict[type[Operation], Callable[[Operation, list[Bounded], BoundCont
     gn.RmsNormGradOp: _layer_norm_grad,
     gn.RmsNormGradGammaOp: _layer_norm_grad_gamma,
     g.SgdUpdateOp: _sgd_update,
-    g.AdamMoment1Op: _moment,
-    g.AdamMoment2Op: _moment,
-    g.AdamwUpdateOp: _adamw_update,
+    g.AdamMoment1Op: moment,
+    g.AdamMoment2Op: moment,
+    g.AdamwUpdateOp: adamw_update,
     **NN_GRAD_BOUNDS,
 }
 """Backward/optimizer op class -> its bound rule (read by `error_bounds.apply`; the SPEC §7 ops' gradients

@@ -10,7 +10,6 @@ that needs the global program refuses a per-rank one with a located error.
 from __future__ import annotations
 
 import dataclasses
-import re
 import time
 from collections.abc import Callable, Sequence
 from typing import IO, Any, Literal, get_args, get_origin, get_type_hints
@@ -27,6 +26,7 @@ from sbpc.dialects.verifier import ProgramVerifier
 from sbpc.lowering.registry import get_lowering_passes
 from sbpc.passes.registry import NEEDS_GLOBAL_PROGRAM, get_all_passes
 from sbpc.passes.spmdize import is_per_rank
+from sbpc.runtime.pipeline_numbers import NumberError, Sites, coerce_numbers, pointer, quote_number_values
 
 DEFAULT_PIPELINE = "infer-sbp,materialize-boxing,lower-boxing,spmdize"
 """A global program to the per-rank one: what `sbp-run`, `sbp-translate` and `sbpc.compile` run by default."""
@@ -103,18 +103,6 @@ def _unanchored(spec: str) -> str:
     return text
 
 
-# An option value that is a number with a unit (`mem=12.5MiB`, `time-limit=1.5s`): xDSL's pipeline
-# lexer reads `12.5` as a float and stops at `MiB`; quoted, it is the string the option parses.
-_NUMBER_WITH_UNIT = re.compile(r"(?<=[{\s])([\w-]+)=([0-9][0-9.]*(?:[eE][+-]?[0-9]+)?[A-Za-z_%][\w.%]*)(?=[\s}])")
-
-
-def _quote_numbers_with_units(text: str) -> str:
-    """`a{mem=12.5MiB}` -> `a{mem="12.5MiB"}` (outside the quoted strings of `text`)."""
-    parts = text.split('"')
-    parts[::2] = [_NUMBER_WITH_UNIT.sub(r'\1="\2"', part) for part in parts[::2]]
-    return '"'.join(parts)
-
-
 def _explain(cls: type[ModulePass], spec: ArgSpec, error: ValueError) -> str:
     """A usage message for a pass spec xDSL rejected, naming the options and values allowed."""
     options = {o.name: o for o in pass_options(cls)}
@@ -136,23 +124,31 @@ Callback = Callable[[ModulePass | None, ModuleOp, ModulePass | None], None]
 def parse_pipeline_spec(specs: Sequence[str], callback: Callback) -> PassPipeline:
     """The passes of `specs` in order (each `a,b{k=v}` or `builtin.module(...)`); UsageError if bad."""
     passes = available_passes()
-    parsed: list[ArgSpec] = []
+    # Each pass's spec, with the spec text it came from, its position there and where its values stand.
+    parsed: list[tuple[ArgSpec, str, int, int, Sites]] = []
     for spec in specs:
-        text = _quote_numbers_with_units(_unanchored(spec))
+        unanchored = _unanchored(spec)
+        # Number values xDSL's lexer would split or keep as names are quoted (`pipeline_numbers`).
+        quoted = quote_number_values(unanchored)
+        offset = spec.index(unanchored)
         try:
-            parsed.extend(parse_pipeline(text) if text else ())
+            found = list(parse_pipeline(quoted.text)) if quoted.text else []
         except ArgSpecParseError as error:
             cut = spec.count("{") > spec.count("}")
             hint = " (its '{' is not closed: on a shell line, quote a pipeline that has spaces)" if cut else ""
-            raise UsageError(f"bad pass pipeline '{spec}'{hint}: {error}") from None
+            raise UsageError(f"bad pass pipeline '{spec}'{hint}: {quoted.relocate(str(error), spec, offset)}") from None
+        parsed.extend((pass_spec, spec, offset, k, quoted.sites) for k, pass_spec in enumerate(found))
     built: list[ModulePass] = []
-    for pass_spec in parsed:
+    for pass_spec, spec, offset, ordinal, sites in parsed:
         factory = passes.get(pass_spec.name)
         if factory is None:
             raise UsageError(f"unknown pass '{pass_spec.name}' (registered passes: {', '.join(passes)})")
         cls = factory()
         try:
-            built.append(cls.from_pass_spec(pass_spec))
+            built.append(cls.from_pass_spec(coerce_numbers(cls, pass_spec, ordinal, sites)))
+        except NumberError as error:
+            where = "" if error.site is None else "\n" + pointer(spec, offset, error.site)
+            raise UsageError(f"{error}{where}") from None
         except ValueError as error:
             raise UsageError(_explain(cls, pass_spec, error)) from None
     _share_report_caches(built)
