@@ -272,7 +272,7 @@ def solve_within(problem: FactorProblem, keep: list[np.ndarray], budget: float, 
 
 
 def close_gap(
-    exact: FactorProblem, budget: float, plan: tuple[list[int], float] | None, bound: float,
+    exact: FactorProblem, budget: float | None, plan: tuple[list[int], float] | None, bound: float,
     dual: tuple[FactorProblem, Dual] | None, time_limit: float | None = None,
 ) -> tuple[tuple[list[int], float] | None, float, str]:
     """After the dual, if a gap above `MIP_GAP` is left: reduced-cost fixing by `dual` (the problem

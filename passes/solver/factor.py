@@ -146,6 +146,11 @@ class FactorProblem:
         total += sum(float(t[tuple(choice[w] for w in scope)]) for scope, t in self.factors)
         return total + sum(cover_value(form, choice) for form in self.covers)
 
+    def floor(self) -> float:
+        """A bound no plan is below: every term at its own minimum (cover prices are ≥ 0)."""
+        return (self.constant + sum(float(np.min(t)) for t in self.unary)
+                + sum(float(np.min(t)) for t in self.pairs.values()) + sum(float(np.min(t)) for _, t in self.factors))
+
     def row_bytes(self, choice: list[int]) -> np.ndarray:
         """The bytes of every memory row under `choice`."""
         term = np.array([float(b[choice[v]]) for v, b in self.memory_terms])
@@ -576,10 +581,14 @@ def solve_mip(
     if not solution:
         if status == "Infeasible":
             return None
-        raise RuntimeError(f"HiGHS found no solution ({status})")
+        if start is None or (budget is not None and problem.memory_peak(start) > budget):
+            raise RuntimeError(f"HiGHS found no solution ({status})")
+        # Stopped by a limit before HiGHS held a plan of its own: the plan it was started from (the
+        # one-hots are the first columns), with HiGHS's bound.
+        solution = [float(c == start[v]) for v, t in enumerate(problem.unary) for c in range(len(t))]
     choice = _decode(problem, starts, solution)
     objective = problem.value(choice)
-    lower = min(objective, (bound / MIP_UNIT + problem.constant) if np.isfinite(bound) else objective)
+    lower = min(objective, bound / MIP_UNIT + problem.constant if np.isfinite(bound) else problem.floor())
     if status == "Optimal" and objective - lower <= rel_gap * abs(objective):
         lower = objective  # proved optimal to HiGHS's tolerance: the rest is rounding of the µs scale
     return Solution(choice, objective, lower, "highs", time.perf_counter() - started)

@@ -52,10 +52,8 @@ def solves(monkeypatch: pytest.MonkeyPatch) -> list[str]:
             return real(*args, **kwargs)
         return wrapped
 
-    # `solve`, or (under a budget, with a shared value bounded per edge) its one-MIP variant.
-    monkeypatch.setattr(global_search, "solve", counting(global_search.solve, 1))
-    bounded = counting(global_search.solve_bounded_with_budget, 2)
-    monkeypatch.setattr(global_search, "solve_bounded_with_budget", bounded)
+    # `solve_function`: every method a function's search may take goes through it.
+    monkeypatch.setattr(global_search, "solve_function", counting(global_search.solve_function, 1))
     return calls
 
 

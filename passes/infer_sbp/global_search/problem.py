@@ -194,16 +194,17 @@ class GlobalProblem:
     shared_at: dict[int, list[Shared]] = field(default_factory=dict)
     """Per variable, the shared values it produces or consumes."""
 
-    def factors(self, lower: bool = False, covers: bool = False) -> FactorProblem:
+    def factors(self, lower: bool = False, covers: bool = False, pairwise: bool = False) -> FactorProblem:
         """The factor problem: exact, or, where a shared value is charged per edge, an upper bound
         (a lower bound with `lower`); with `covers`, exact for HiGHS alone (such a value as a
-        `FactorProblem.covers` term, which elimination cannot read)."""
+        `FactorProblem.covers` term, which elimination cannot read); with `pairwise`, every shared
+        value charged per edge (no factor of three or more variables: `solver.anytime`'s twins)."""
         problem = FactorProblem(
             [v.compute + v.comm for v in self.variables], constant=self.const_compute + self.const_comm)
         for e in self.edges:
             problem.add_pair(e.source, e.consumer, e.table)
         for s in self.shared:
-            if s.table is not None:
+            if s.table is not None and not pairwise:
                 problem.add_factor(s.scope, s.table, s.form)
             elif covers:
                 problem.covers.append(s.form)

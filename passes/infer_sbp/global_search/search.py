@@ -39,8 +39,9 @@ from sbpc.passes.autodiff import return_in_argument_layouts
 from sbpc.passes.infer_sbp.cache import InferenceCache
 from sbpc.passes.infer_sbp.global_search.problem import Builder, GlobalProblem, Pricer
 from sbpc.passes.infer_sbp.local import check_explicit, functions
+from sbpc.passes.solver.anytime import anytime
 from sbpc.passes.solver.budget import Dual, close_gap, lagrangian
-from sbpc.passes.solver.factor import FactorProblem, Solution, eliminate, min_budget
+from sbpc.passes.solver.factor import MIP_GAP, FactorProblem, Solution, eliminate, min_budget
 from sbpc.passes.solver.solve import solve
 
 
@@ -81,22 +82,72 @@ def search_function(
     problem = Builder(f, cache, pricer, budget).build()
     solution = cache.solutions.get(key)
     if solution is None:
-        factors = problem.factors()
-        if problem.per_edge() and budget is not None:
-            solution = solve_bounded_with_budget(problem, factors, budget, time_limit)
-        else:
-            solution = solve(factors, None if budget is None else float(budget), time_limit=time_limit)
+        try:
+            solution = solve_function(problem, budget, time_limit)
+        except RuntimeError as why:  # HiGHS stopped by time-limit with no plan, and none was known
+            raise OpError(f, f"func.func @{f.sym_name.data}: no plan found within time-limit={time_limit} s ({why}); "
+                          "raise time-limit, or leave it out (work limits only)") from None
         if solution is None:
-            smallest = min_budget(factors, time_limit)
+            smallest = min_budget(problem.factors(), time_limit)
             raise OpError(
                 f, f"func.func @{f.sym_name.data}: mem={budget} bytes ({human_bytes(budget or 0)}) is too small; the "
                 f"smallest budget this function fits is {int(smallest)} bytes ({human_bytes(smallest)})")
-        if problem.per_edge() and budget is None:
-            solution = bound_per_edge(problem, factors, solution, time_limit)
         cache.remember_solution(key, solution)
     solution = dataclasses.replace(solution, choice=list(solution.choice))  # the memo's copy stays as solved
     apply_solution(problem, solution.choice)
     return FunctionResult(problem, solution)
+
+
+def solve_function(problem: GlobalProblem, budget: int | None, time_limit: float | None = None) -> Solution | None:
+    """One function's plan and bound, by the method its width and budget allow: exact elimination
+    (with the per-edge lower bound where a shared value is charged per edge), the Lagrangian dual
+    and HiGHS under a budget, `solve_wide` where elimination is too wide. None: nothing fits."""
+    factors = problem.factors()
+    if eliminate(problem.factors(pairwise=True)) is None:  # too wide for elimination, even per edge
+        return solve_wide(problem, budget, time_limit)
+    if budget is None:
+        solution = eliminate(factors)
+        if solution is None:
+            return solve_wide(problem, budget, time_limit)
+        return bound_per_edge(problem, factors, solution, time_limit) if problem.per_edge() else solution
+    if problem.per_edge():
+        return solve_bounded_with_budget(problem, factors, budget, time_limit)
+    return solve(factors, float(budget), time_limit=time_limit)
+
+
+TWINS = "elimination(per-edge twins)"
+HIGHS_MAX_CHOICES = 20_000
+"""A wide problem goes on to HiGHS (from the anytime plan) when its variables have at most this
+many choices in all: above it HiGHS does not finish the root LP in minutes (gen_dag 2000: 44,821)."""
+
+
+def solve_wide(problem: GlobalProblem, budget: int | None, time_limit: float | None = None) -> Solution | None:
+    """A function too wide for elimination: without a budget, where its per-edge twins stay narrow,
+    the better of their optima (priced exactly) and the lower twin's as the bound; else
+    `solver.anytime`'s plan (priced exactly) and the lower-bound twin's proved bound; then, where
+    the problem is small enough and a gap is left, HiGHS on the exact problem from that plan
+    (`time_limit`: seconds for each part). None: no plan within the budget was found."""
+    started = time.perf_counter()
+    exact = problem.factors(covers=True)
+    upper, lower = problem.factors(pairwise=True), problem.factors(lower=True, pairwise=True)
+    found = twins = None
+    if budget is None:  # each twin's optimum by elimination where narrow: the lower one's is a bound
+        twins = [eliminate(upper), eliminate(lower)]
+    if twins is not None and twins[0] is not None and twins[1] is not None:
+        value, choice = min((exact.value(t.choice), t.choice) for t in twins)
+        found = Solution(choice, value, min(value, twins[1].objective), TWINS, time.perf_counter() - started)
+    else:
+        deadline = None if time_limit is None else started + time_limit
+        found = anytime(exact, upper, lower, None if budget is None else float(budget), deadline)
+    if sum(len(u) for u in exact.unary) > HIGHS_MAX_CHOICES or (found is not None and found.gap <= MIP_GAP):
+        return found
+    plan = None if found is None else (found.choice, found.objective)
+    bound = -np.inf if found is None else found.lower_bound
+    plan, bound, ran = close_gap(exact, float(budget) if budget is not None else None, plan, bound, None, time_limit)
+    if plan is None:
+        return None
+    solver = (found.solver if found is not None else "") + ran
+    return Solution(plan[0], plan[1], min(plan[1], bound), solver.lstrip("+"), time.perf_counter() - started)
 
 
 def solve_bounded_with_budget(

@@ -1,0 +1,213 @@
+"""`anytime`: a plan and a proved bound for a factor problem too wide for exact elimination.
+
+`infer-sbp{rule=global}` solves a function exactly by elimination where its tables stay narrow; a
+wide DAG (thousands of ops whose values fan out) is not, and HiGHS cannot finish even the root LP
+of such a problem in minutes (gen_dag 2000: bound ~0 after 60 s). This is the contest solver's
+method (`contest.py`, wave3 §4) on the global problem's pairwise twins:
+
+* the bound: the lower-bound twin (a shared value's boxing split among the consumers that can
+  need each target, `GlobalProblem.factors(lower=True, pairwise=True)`: at most the exact cost of
+  every plan) as a `local.Graph`, its memory rows kept; `lagrange.lagrangian` prices the rows and
+  bounds each priced pairwise problem by exact elimination where narrow, else min-sum diffusion —
+  every such bound is a bound of the exact problem (weak duality, and twin ≤ exact);
+* the plans: the relaxation's plans and relaxed answers, and the upper-bound twin's (every
+  consumer pays its boxing) local search (`local.improve`: soft-then-hard memory, pair, tree and
+  piece moves) from each, every candidate priced exactly by `price` (one boxing per distinct
+  target) and the cheapest kept.
+
+Work limits (the relaxation's iterations, the search's rounds) make the answer a function of the
+problem; `deadline` only cuts it short.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+from sbpc.dialects.units import US_PER_SECOND
+from sbpc.passes.solver.factor import FactorProblem, Solution, cover_value, eliminate
+from sbpc.passes.solver.lagrange import Messages, lagrangian, split_bound
+from sbpc.passes.solver.local import Graph, improve
+from sbpc.passes.solver.sharding import Rows
+
+ROUNDS = 300
+"""Local-search rounds from the best start (a tenth from each other start): the primal's work limit."""
+SWEEPS, DECODE_EVERY = 200, 25
+"""Without memory rows: min-sum diffusion sweeps on the lower twin (the bound's work limit), and
+the sweeps between TRW-S decodings, each a start for the local search (the decoded plans improve
+as the messages converge: gen_dag 2000's fell from 1.5 ms to 0.57 ms between 20 and 120 sweeps)."""
+
+
+def pairwise_graph(problem: FactorProblem, budget: float | None) -> Graph:
+    """`problem` (pairs only: no general factors or covers) as a `local.Graph` in microseconds,
+    its distinct memory rows (bytes) as `Rows` when a budget is given."""
+    if problem.factors or problem.covers:
+        raise ValueError("pairwise_graph: the problem has factors of three or more variables")
+    n = len(problem.unary)
+    near: list[list[tuple[int, np.ndarray]]] = [[] for _ in range(n)]
+    for (u, v), table in sorted(problem.pairs.items()):
+        near[u].append((v, table * US_PER_SECOND))
+        near[v].append((u, table.T * US_PER_SECOND))
+    unary = [np.asarray(u, dtype=float) * US_PER_SECOND for u in problem.unary]
+    return Graph(unary, near, _rows(problem, budget), problem.constant * US_PER_SECOND)
+
+
+def _rows(problem: FactorProblem, budget: float | None) -> Rows:
+    """The distinct memory rows as `Rows`: per variable its rows and usage there, each row's
+    per-variable minimum moved into its constant (one choice per variable)."""
+    n = len(problem.unary)
+    memory = problem.distinct_memory() if budget is not None else []
+    usage: list[dict[int, np.ndarray]] = [{} for _ in range(n)]
+    constant = np.array([row.constant for row in memory], dtype=float)
+    for r, row in enumerate(memory):
+        for k in row.terms:
+            v, b = problem.memory_terms[k]
+            have = usage[v].get(r)
+            usage[v][r] = np.asarray(b, dtype=float) if have is None else have + b
+    rows_of, usage_of = [], []
+    for v in range(n):
+        at = sorted(usage[v])
+        table = np.array([usage[v][r] for r in at]).reshape(len(at), len(problem.unary[v]))
+        base = table.min(axis=1) if len(at) else np.zeros(0)
+        constant[at] += base
+        rows_of.append(np.array(at, dtype=np.int64))
+        usage_of.append(table - base[:, None])
+    return Rows(rows_of, usage_of, constant, float("inf") if budget is None else float(budget))
+
+
+Exact = Callable[[list[np.ndarray]], tuple[float, np.ndarray] | None]
+
+
+def _exact(problem: FactorProblem) -> Exact | None:
+    """The priced pairwise problem by elimination, if narrow enough (else None: diffusion)."""
+    if eliminate(FactorProblem(problem.unary, problem.pairs)) is None:
+        return None
+    pairs = {key: table * US_PER_SECOND for key, table in problem.pairs.items()}
+
+    def solve(unary: list[np.ndarray]) -> tuple[float, np.ndarray] | None:
+        found = eliminate(FactorProblem(unary, pairs))
+        return None if found is None else (found.objective, np.array(found.choice))
+    return solve
+
+
+class Descent:
+    """Coordinate descent on the exact problem (general factors and covers included): each
+    variable in turn takes its cheapest choice given the others', within the memory rows."""
+
+    def __init__(self, problem: FactorProblem, budget: float | None):
+        self.problem = problem
+        n = len(problem.unary)
+        self.pairs: list[list[tuple[int, np.ndarray]]] = [[] for _ in range(n)]
+        for (u, v), table in problem.pairs.items():
+            self.pairs[u].append((v, table))
+            self.pairs[v].append((u, table.T))
+        self.factors: list[list[int]] = [[] for _ in range(n)]
+        for i, (scope, _) in enumerate(problem.factors):
+            for w in scope:
+                self.factors[w].append(i)
+        self.covers: list[list[int]] = [[] for _ in range(n)]
+        for i, form in enumerate(problem.covers):
+            for w in {*form.needs, *([] if form.source is None else [form.source])}:
+                self.covers[w].append(i)
+        self.rows = _rows(problem, budget)
+
+    def local(self, v: int, choice: list[int]) -> np.ndarray:
+        """The objective's terms that depend on v, for each of its choices (others as in `choice`)."""
+        total = np.asarray(self.problem.unary[v], dtype=float).copy()
+        for w, table in self.pairs[v]:
+            total += table[:, choice[w]]
+        for i in self.factors[v]:
+            scope, table = self.problem.factors[i]
+            index = tuple(slice(None) if w == v else choice[w] for w in scope)
+            total += table[index]
+        for i in self.covers[v]:
+            form, trial = self.problem.covers[i], list(choice)
+            for c in range(len(total)):
+                trial[v] = c
+                total[c] += cover_value(form, trial)
+        return total
+
+    def run(self, choice: list[int], sweeps: int = 20) -> list[int]:
+        """Sweeps in variable order until no variable improves (or `sweeps` passes)."""
+        choice, rows = list(choice), self.rows
+        used = rows.of(np.array(choice))
+        for _ in range(sweeps):
+            moved = False
+            for v in range(len(choice)):
+                cost = self.local(v, choice)
+                if len(rows.rows[v]):
+                    extra = rows.usage[v] - rows.usage[v][:, [choice[v]]]
+                    cost = np.where((used[rows.rows[v]][:, None] + extra <= rows.limit * (1 + 1e-12)).all(axis=0),
+                                    cost, np.inf)
+                best = int(np.argmin(cost))
+                if cost[best] < cost[choice[v]] - 1e-12 * max(abs(cost[choice[v]]), 1e-12):
+                    if len(rows.rows[v]):
+                        used[rows.rows[v]] += rows.usage[v][:, best] - rows.usage[v][:, choice[v]]
+                    choice[v], moved = best, True
+            if not moved:
+                break
+        return choice
+
+
+def anytime(
+    exact: FactorProblem, upper: FactorProblem, lower: FactorProblem, budget: float | None,
+    deadline: float | None = None, rounds: int = ROUNDS,
+) -> Solution | None:
+    """The cheapest plan found for `exact` (within `budget` at its memory rows) and the
+    lower-bound twin's proved bound; None when no plan within the budget was found."""
+    started = time.perf_counter()
+    descent = Descent(exact, budget)
+    low = pairwise_graph(lower, budget)
+    high = pairwise_graph(upper, budget)
+    starts: list[tuple[np.ndarray, np.ndarray | None]] = []
+    if budget is None:  # no rows to price: the pairwise bound by diffusion alone, decoded on the way
+        messages, low_bound = Messages(low.unary, low.near), split_bound(low.unary, low.near)
+        for _ in range(SWEEPS // DECODE_EVERY):
+            if deadline is not None and time.perf_counter() > deadline:
+                break
+            messages.sweep(DECODE_EVERY)
+            low_bound = max(low_bound, messages.bound())
+            starts.insert(0, (messages.decode(), None))
+        bound = (low.constant + low_bound) / US_PER_SECOND
+    else:
+        dual = lagrangian(low, exact=_exact(lower), deadline=deadline)
+        bound = dual.bound / US_PER_SECOND
+        if dual.plan is not None:
+            starts.append((dual.plan, None))
+        starts += [(choice, prices) for choice, prices in reversed(dual.starts)]
+    best: tuple[float, list[int]] | None = None
+
+    def consider(choice: np.ndarray) -> None:
+        nonlocal best
+        plan = [int(c) for c in choice]
+        if budget is not None and exact.memory_peak(plan) > budget * (1 + 1e-12):
+            return
+        plan = descent.run(plan)
+        value = exact.value(plan)
+        if best is None or value < best[0]:
+            best = (value, plan)
+
+    screen = max(rounds // 10, 1)
+    for k, (choice, prices) in enumerate(starts):
+        if k and deadline is not None and time.perf_counter() > deadline:
+            break
+        consider(choice)
+        for graph in (low, high):
+            found = improve(graph, rounds=screen, deadline=deadline, start=choice, prices=prices)
+            if found is not None:
+                consider(found[0])
+    if best is None:
+        found = improve(high, rounds=rounds, deadline=deadline)
+        if found is None:
+            return None
+        consider(found[0])
+    if best is None:
+        return None
+    for graph in (low, high):
+        last = improve(graph, rounds=rounds, deadline=deadline, start=np.array(best[1]))
+        if last is not None:
+            consider(last[0])
+    value, plan = best
+    return Solution(plan, value, min(value, bound), "lagrangian+local search", time.perf_counter() - started)
