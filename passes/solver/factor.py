@@ -16,17 +16,13 @@ per distinct target, `passes/infer_sbp/global_search/problem.py`).
   marginal constraints (Alpa's formulation, compressed); a general factor likewise, one
   continuous variable per cell of its table compressed along every axis (choices whose slices
   are equal are one class), tied to the one-hots by one marginal row per axis class — with the
-  one-hots integral the only feasible cell is the chosen one, so it is exact. A factor with a
-  `CoverForm` (a shared boxing: Σ over needed targets of price[producer class, target]) is
-  written compactly instead: y[k, t] ("class k boxed to t"), priced, bounded below by every
-  consumer's pair marginals (producer class k, a need class needing t) — costs ≥ 0 push y down
-  to the OR over consumers, exact at integral one-hots, and as tight per consumer as a pair. With a budget, one row per
-  memory constraint. It reports the incumbent, HiGHS's dual bound and the gap.
+  one-hots integral the only feasible cell is the chosen one, so it is exact. A `CoverForm` factor
+  (a shared boxing) is written compactly instead: y[k, t] ("class k boxed to t"), priced, bounded
+  below by every consumer's pair marginals — exact at integral one-hots. With a budget, one row
+  per memory constraint. It reports the incumbent, HiGHS's dual bound and the gap.
 * `min_budget`: the smallest budget any choice fits (a min-max MIP), for the infeasible-`mem` error.
 
-The memory rows' Lagrangian dual is in `passes/solver/budget.py`; `solve`, the entry point that
-picks among these, in `passes/solver/solve.py`.
-
+The memory rows' Lagrangian dual is in `budget.py`; `solve`, the entry picking among these, in `solve.py`.
 Costs are seconds; the MIP works in microseconds so that HiGHS's absolute tolerances are small.
 """
 
@@ -148,8 +144,8 @@ class FactorProblem:
 
     def floor(self) -> float:
         """A bound no plan is below: every term at its own minimum (cover prices are ≥ 0)."""
-        return (self.constant + sum(float(np.min(t)) for t in self.unary)
-                + sum(float(np.min(t)) for t in self.pairs.values()) + sum(float(np.min(t)) for _, t in self.factors))
+        tables = [*self.unary, *self.pairs.values(), *(t for _, t in self.factors)]
+        return self.constant + sum(float(np.min(t)) for t in tables)
 
     def row_bytes(self, choice: list[int]) -> np.ndarray:
         """The bytes of every memory row under `choice`."""
@@ -200,9 +196,7 @@ class Solution:
         return max(0.0, (self.objective - self.lower_bound) / self.objective)
 
 
-# ---------------------------------------------------------------------------
-# Exact variable elimination
-# ---------------------------------------------------------------------------
+# --- Exact variable elimination ---
 
 
 def _expand(scope: tuple[int, ...], table: np.ndarray, order: tuple[int, ...]) -> np.ndarray:
@@ -354,9 +348,7 @@ def _eliminate(
     return steps, constant, cliques, first_message
 
 
-# ---------------------------------------------------------------------------
-# HiGHS
-# ---------------------------------------------------------------------------
+# --- HiGHS ---
 
 MIP_UNIT = US_PER_SECOND
 """The MIP's cost unit: costs arrive in seconds and HiGHS sees microseconds, so that its absolute
@@ -583,8 +575,7 @@ def solve_mip(
             return None
         if start is None or (budget is not None and problem.memory_peak(start) > budget):
             raise RuntimeError(f"HiGHS found no solution ({status})")
-        # Stopped by a limit before HiGHS held a plan of its own: the plan it was started from (the
-        # one-hots are the first columns), with HiGHS's bound.
+        # Stopped by a limit before a plan of its own: the plan it started from (one-hots come first).
         solution = [float(c == start[v]) for v, t in enumerate(problem.unary) for c in range(len(t))]
     choice = _decode(problem, starts, solution)
     objective = problem.value(choice)
