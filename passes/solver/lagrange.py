@@ -73,6 +73,9 @@ class Messages:
         self.theta = [u.copy() for u in self.unary]
         self.pair = {(a, b): np.where(np.isfinite(m), m, 1e30).astype(float)
                      for a, around in enumerate(near) for b, m in around if a < b}
+        # Per variable, its pairs as (d_a, d_b) views of `pair` (transposed where a > b): in place.
+        self.views = [[self.pair[a, b] if a < b else self.pair[b, a].T for b, _ in around]
+                      for a, around in enumerate(near)]
 
     def reprice(self, unary: list[np.ndarray]) -> None:
         """The same pairs with these unaries."""
@@ -81,28 +84,22 @@ class Messages:
         self.unary = fresh
 
     def sweep(self, sweeps: int) -> None:
-        theta, pair, n = self.theta, self.pair, len(self.theta)
+        theta, views, n = self.theta, self.views, len(self.theta)
         for sweep in range(2 * sweeps):
             for a in range(n) if sweep % 2 == 0 else range(n - 1, -1, -1):
-                around = self.near[a]
+                around = views[a]
                 if not around:
                     continue
                 total = theta[a].copy()
-                for b, _ in around:  # every pair's minimum over b, per choice of a, into a
-                    if a < b:
-                        low = pair[a, b].min(axis=1)
-                        pair[a, b] -= low[:, None]
-                    else:
-                        low = pair[b, a].min(axis=0)
-                        pair[b, a] -= low[None, :]
+                for matrix in around:  # every pair's minimum over b, per choice of a, into a
+                    low = matrix.min(axis=1)
+                    matrix -= low[:, None]
                     total += low
                 share = total / (len(around) + 1)  # then spread evenly over a and its pairs
                 theta[a] = share
-                for b, _ in around:
-                    if a < b:
-                        pair[a, b] += share[:, None]
-                    else:
-                        pair[b, a] += share[None, :]
+                column = share[:, None]
+                for matrix in around:
+                    matrix += column
 
     def bound(self) -> float:
         return float(sum(t.min() for t in self.theta) + sum(m.min() for m in self.pair.values()))

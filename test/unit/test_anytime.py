@@ -13,7 +13,7 @@ from sbpc.passes.infer_sbp.global_search import search as global_search
 from sbpc.passes.infer_sbp.global_search.objective import plan_objective
 from sbpc.passes.infer_sbp.global_search.search import apply_solution, infer_module_global
 from sbpc.passes.solver.anytime import Descent, anytime, pairwise_graph
-from sbpc.passes.solver.factor import MIP_GAP, FactorProblem, MemoryRow, eliminate, min_budget, solve_mip
+from sbpc.passes.solver.factor import MIP_GAP, CoverForm, FactorProblem, MemoryRow, eliminate, min_budget, solve_mip
 from test.unit.test_global_search import SMALL_MESHES, build, close, programs
 
 
@@ -131,3 +131,21 @@ def test_rule_global_wide_path_on_programs(monkeypatch: pytest.MonkeyPatch, budg
         apply_solution(result.problem, found.choice)
         checked += 1
     assert checked >= 4
+
+
+def test_descent_prices_a_cover_as_its_value() -> None:
+    """A shared boxing read as a cover: each variable's local costs, producer and consumers, are the
+    objective's own differences."""
+    rng = np.random.default_rng(7)
+    p = random_pairwise(2, n=5)
+    targets = 4
+    needs = {v: rng.random((len(p.unary[v]), targets)) < 0.4 for v in (2, 3, 4)}
+    rows = rng.integers(0, 2, len(p.unary[1]))
+    p.covers.append(CoverForm(1, rows, rng.random((2, targets)), needs, np.array([True, False, False, False])))
+    descent = Descent(p, None)
+    for _ in range(10):
+        choice = [int(rng.integers(len(u))) for u in p.unary]
+        for v in range(len(p.unary)):
+            local = descent.local(v, choice)
+            values = [p.value([*choice[:v], c, *choice[v + 1:]]) for c in range(len(p.unary[v]))]
+            assert np.allclose(local - local[0], np.array(values) - values[0], rtol=0, atol=1e-12)
