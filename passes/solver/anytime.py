@@ -29,7 +29,7 @@ from collections.abc import Callable
 import numpy as np
 
 from sbpc.dialects.units import US_PER_SECOND
-from sbpc.passes.solver.factor import FactorProblem, Solution, cover_row, cover_targets, cover_value, eliminate
+from sbpc.passes.solver.factor import FactorProblem, Solution, cover_marginal, cover_targets, cover_value, eliminate
 from sbpc.passes.solver.lagrange import Messages, lagrangian, split_bound
 from sbpc.passes.solver.local import Graph, improve
 from sbpc.passes.solver.sharding import Rows
@@ -117,7 +117,8 @@ class Descent:
         self.rows = _rows(problem, budget)
 
     def local(self, v: int, choice: list[int]) -> np.ndarray:
-        """The objective's terms that depend on v, for each of its choices (others as in `choice`)."""
+        """The objective's terms that depend on v, for each of its choices (others as in `choice`),
+        up to a constant in v's choice."""
         total = np.asarray(self.problem.unary[v], dtype=float).copy()
         for w, table in self.pairs[v]:
             total += table[:, choice[w]]
@@ -130,10 +131,8 @@ class Descent:
             if v == form.source and v not in form.needs:  # the producer: its class's price of what is needed
                 total += form.price[form.rows] @ cover_targets(form, choice).astype(float)
                 continue
-            if v != form.source:  # a consumer: what the others need, plus the targets only it adds
-                others = cover_targets(form, choice, without=v)
-                price = cover_row(form, choice)
-                total += float(price @ others) + form.needs[v].astype(float) @ (price * ~others)
+            if v != form.source:  # a consumer: the targets only it adds (the rest does not depend on v)
+                total += cover_marginal(form, v, choice)
                 continue
             trial = list(choice)  # both ends of the value (not made by sbp programs): each choice priced
             for c in range(len(total)):

@@ -40,12 +40,10 @@ from sbpc.dialects.units import US_PER_SECOND
 MAX_TABLE = 2_000_000
 """The largest table elimination builds before handing the problem to HiGHS."""
 MIP_GAP = 1e-9
-"""HiGHS's relative gap: the µs scale's rounding only, so that gap 0 is a proof (SPEC §9); 1e-4 cost
-the same time on the GPT stacks under `mem` (L=4, 8, 24) and left gaps like 5.6e-5 unproved."""
+"""HiGHS's relative gap: the µs scale's rounding only, so that gap 0 is a proof (SPEC §9)."""
 MIP_MAX_NODES = 10_000
-"""HiGHS's branch-and-bound node limit per MIP: a work limit, so that where it stops (and the plan
-it returns) is the same on every machine. The GPT stacks (L ≤ 48) and the examples need at most
-21 nodes under a budget; without one, a MIP runs only where elimination is too wide."""
+"""HiGHS's branch-and-bound node limit per MIP: a work limit, so that where it stops (and its plan)
+is the same on every machine (the npu GPT stacks, L ≤ 48, need at most 21 nodes under a budget)."""
 SIMPLEX_ITERATION_LIMIT = 1_000_000
 """HiGHS's simplex iteration limit per run: a work limit, likewise (the GPT stacks need ≤ 11,000)."""
 
@@ -90,6 +88,11 @@ def cover_row(form: CoverForm, choice: list[int]) -> np.ndarray:
 def cover_value(form: CoverForm, choice: list[int]) -> float:
     """A `CoverForm`'s value under `choice`: one price per distinct target needed."""
     return float(cover_row(form, choice) @ cover_targets(form, choice))
+
+
+def cover_marginal(form: CoverForm, v: int, choice: list[int]) -> np.ndarray:
+    """Per choice of consumer v, the price of the targets it needs that no other use does."""
+    return form.needs[v].astype(float) @ (cover_row(form, choice) * ~cover_targets(form, choice, without=v))
 
 
 @dataclass
@@ -198,7 +201,6 @@ class Solution:
 
 
 # --- Exact variable elimination ---
-
 
 def _expand(scope: tuple[int, ...], table: np.ndarray, order: tuple[int, ...]) -> np.ndarray:
     """`table` over `scope` as an array broadcastable over `order` (a superset of scope)."""
@@ -402,8 +404,7 @@ class _Model:
     ) -> tuple[str, list[float], float, float]:
         h = quiet_highs(time_limit)
         h.setOptionValue("mip_rel_gap", float(rel_gap))
-        # Measured: presolve off is 5x faster on whole problems (presolve dominated); on the few choices
-        # reduced-cost fixing leaves, presolve on is 50x faster (GPT L=24 under mem: 1.2 s, not 68 s).
+        # Measured: off is 5x faster on whole problems, on after reduced-cost fixing 50x (GPT L=24: 1.2 s, not 68).
         h.setOptionValue("presolve", "on" if presolve else "off")
         n = len(self.costs)
         h.addCols(n, np.array(self.costs), np.zeros(n), np.array(self.upper), 0,

@@ -103,12 +103,13 @@ def solve_function(problem: GlobalProblem, budget: int | None, time_limit: float
     (with the per-edge lower bound where a shared value is charged per edge), the Lagrangian dual
     and HiGHS under a budget, `solve_wide` where elimination is too wide. None: nothing fits."""
     factors = problem.factors()
-    if eliminate(problem.factors(pairwise=True)) is None:  # too wide for elimination, even per edge
-        return solve_wide(problem, budget, time_limit)
+    upper = eliminate(problem.factors(pairwise=True))  # the per-edge upper twin's optimum, if narrow
+    if upper is None:  # too wide for elimination, even per edge
+        return solve_wide(problem, budget, None, time_limit)
     if budget is None:
         solution = eliminate(factors)
         if solution is None:
-            return solve_wide(problem, budget, time_limit)
+            return solve_wide(problem, budget, upper, time_limit)
         return bound_per_edge(problem, factors, solution, time_limit) if problem.per_edge() else solution
     if problem.per_edge():
         return solve_bounded_with_budget(problem, factors, budget, time_limit)
@@ -121,21 +122,23 @@ HIGHS_MAX_CHOICES = 20_000
 many choices in all: above it HiGHS does not finish the root LP in minutes (gen_dag 2000: 44,821)."""
 
 
-def solve_wide(problem: GlobalProblem, budget: int | None, time_limit: float | None = None) -> Solution | None:
-    """A function too wide for elimination: without a budget, where its per-edge twins stay narrow,
-    the better of their optima (priced exactly) and the lower twin's as the bound; else
+def solve_wide(
+    problem: GlobalProblem, budget: int | None, upper_optimum: Solution | None, time_limit: float | None = None,
+) -> Solution | None:
+    """A function too wide for elimination: without a budget, where its per-edge twins stay narrow
+    (`upper_optimum`: the upper twin's, None where too wide), the better of their optima (priced
+    exactly) and the lower twin's as the bound; else
     `solver.anytime`'s plan (priced exactly) and the lower-bound twin's proved bound; then, where
     the problem is small enough and a gap is left, HiGHS on the exact problem from that plan
     (`time_limit`: seconds for each part). None: no plan within the budget was found."""
     started = time.perf_counter()
     exact = problem.factors(covers=True)
     upper, lower = problem.factors(pairwise=True), problem.factors(lower=True, pairwise=True)
-    found = twins = None
-    if budget is None:  # each twin's optimum by elimination where narrow: the lower one's is a bound
-        twins = [eliminate(upper), eliminate(lower)]
-    if twins is not None and twins[0] is not None and twins[1] is not None:
-        value, choice = min((exact.value(t.choice), t.choice) for t in twins)
-        found = Solution(choice, value, min(value, twins[1].objective), TWINS, time.perf_counter() - started)
+    # Without a budget, the twins' optima where narrow: the lower one's is a bound.
+    lower_optimum = eliminate(lower) if budget is None and upper_optimum is not None else None
+    if upper_optimum is not None and lower_optimum is not None:
+        value, choice = min((exact.value(t.choice), t.choice) for t in (upper_optimum, lower_optimum))
+        found = Solution(choice, value, min(value, lower_optimum.objective), TWINS, time.perf_counter() - started)
     else:
         deadline = None if time_limit is None else started + time_limit
         found = anytime(exact, upper, lower, None if budget is None else float(budget), deadline)

@@ -29,7 +29,7 @@ import numpy as np
 from xdsl.ir import SSAValue
 
 from sbpc.dialects.sbp import NdSbpAttr
-from sbpc.passes.solver.factor import CoverForm, cover_row, cover_targets, cover_value
+from sbpc.passes.solver.factor import CoverForm, cover_marginal, cover_value
 
 MAX_SHARED_TABLE = 1_000_000
 """The largest factor (full-domain entries) a shared value gets; beyond it, per-edge charging."""
@@ -86,8 +86,7 @@ class Shared:
     def marginal(self, v: int, choice: list[int]) -> np.ndarray:
         """Per choice of consumer v, what its use adds to the value's boxing given the others'
         choices: the targets it needs that no other use does."""
-        price = cover_row(self.form, choice) * ~cover_targets(self.form, choice, without=v)
-        return self.form.needs[v].astype(float) @ price
+        return cover_marginal(self.form, v, choice)
 
     def seconds(self, choice: list[int]) -> float:
         """The value's boxing seconds under `choice`, exactly (one boxing per distinct target)."""
