@@ -65,41 +65,56 @@ class Messages:
     the total evenly over itself and its pairs. That changes no plan's value and never lowers the
     sum of every term's minimum, a lower bound of the optimum. New unaries (other prices) are taken
     by adding the change to the reparametrised unaries, so each relaxed problem starts from the last
-    one's messages."""
+    one's messages.
+
+    The sweep is the sequential one, done a level at a time: a variable's update reads and writes
+    only its own unary and pairs, so variables no earlier neighbour of which is in the same level
+    (`_Level`: levels by the longest chain of neighbours in variable order) update at once, in one
+    gather, segmented minimum and scatter over flat arrays, with the sequential sweep's result."""
 
     def __init__(self, unary: list[np.ndarray], near: list[list[tuple[int, np.ndarray]]]):
         self.near = near
         self.unary = [np.where(np.isfinite(u), u, 1e30) for u in unary]
-        self.theta = [u.copy() for u in self.unary]
-        self.pair = {(a, b): np.where(np.isfinite(m), m, 1e30).astype(float)
-                     for a, around in enumerate(near) for b, m in around if a < b}
-        # Per variable, its pairs as (d_a, d_b) views of `pair` (transposed where a > b): in place.
-        self.views = [[self.pair[a, b] if a < b else self.pair[b, a].T for b, _ in around]
-                      for a, around in enumerate(near)]
+        sizes = np.array([len(u) for u in self.unary], np.int64)
+        self._at = np.concatenate([[0], np.cumsum(sizes)])
+        self._theta = np.concatenate(self.unary) if self.unary else np.zeros(0)
+        self.theta = [self._theta[self._at[a]:self._at[a + 1]] for a in range(len(sizes))]  # views
+        depth = _depths(near)
+        tables = {(a, b): m for a, around in enumerate(near) for b, m in around if a < b}
+        # Pairs stored (a, b), a < b, row-major, ordered by a's level: a level's pairs to later
+        # variables are one slice of the flat array, updated in place; the rest are gathered.
+        keys = sorted(tables, key=lambda k: (int(depth[k[0]]), k))
+        offsets = np.concatenate([[0], np.cumsum([tables[k].size for k in keys])]).astype(np.int64)
+        self._flat = np.concatenate([np.where(np.isfinite(tables[k]), tables[k], 1e30).astype(float).ravel()
+                                     for k in keys]) if keys else np.zeros(0)
+        self.pair = {k: self._flat[offsets[i]:offsets[i + 1]].reshape(tables[k].shape) for i, k in enumerate(keys)}
+        self._levels = _levels(near, sizes, depth, keys, offsets, self._at)
 
     def reprice(self, unary: list[np.ndarray]) -> None:
         """The same pairs with these unaries."""
         fresh = [np.where(np.isfinite(u), u, 1e30) for u in unary]
-        self.theta = [t + (f - u) for t, f, u in zip(self.theta, fresh, self.unary, strict=True)]
+        for t, f, u in zip(self.theta, fresh, self.unary, strict=True):
+            t += f - u
         self.unary = fresh
 
     def sweep(self, sweeps: int) -> None:
-        theta, views, n = self.theta, self.views, len(self.theta)
+        flat, theta = self._flat, self._theta
         for sweep in range(2 * sweeps):
-            for a in range(n) if sweep % 2 == 0 else range(n - 1, -1, -1):
-                around = views[a]
-                if not around:
-                    continue
-                total = theta[a].copy()
-                for matrix in around:  # every pair's minimum over b, per choice of a, into a
-                    low = matrix.min(axis=1)
-                    matrix -= low[:, None]
-                    total += low
-                share = total / (len(around) + 1)  # then spread evenly over a and its pairs
-                theta[a] = share
-                column = share[:, None]
-                for matrix in around:
-                    matrix += column
+            for level in self._levels if sweep % 2 == 0 else reversed(self._levels):
+                later = flat[level.later]  # a view: updated in place
+                earlier = flat[level.earlier.entries]  # a copy, written back
+                total = theta[level.choices].copy()
+                lows = []
+                for values, part in ((later, level.later_segments), (earlier, level.earlier)):
+                    # each pair's minimum over b, per choice of a, into a
+                    low = np.minimum.reduceat(values, part.starts) if len(values) else values
+                    total += np.bincount(part.choice, low, len(total))
+                    lows.append(low)
+                share = total / level.spread  # then spread evenly over a and its pairs
+                theta[level.choices] = share
+                later += np.repeat(share[level.later_segments.choice] - lows[0], level.later_segments.lengths)
+                flat[level.earlier.entries] = earlier + np.repeat(share[level.earlier.choice] - lows[1],
+                                                                  level.earlier.lengths)
 
     def bound(self) -> float:
         return float(sum(t.min() for t in self.theta) + sum(m.min() for m in self.pair.values()))
@@ -115,6 +130,87 @@ class Messages:
                     total += self.pair[a, b][:, choice[b]] if a < b else self.pair[b, a][choice[b], :]
             choice[a] = int(np.argmin(total))
         return choice
+
+
+@dataclass
+class _Segments:
+    """Pair entries cut into one segment per pair and choice of a (oriented: a's choice, then b's)."""
+
+    entries: np.ndarray
+    """The segments' entries' places in the flat pairs (unused for a level's contiguous slice)."""
+    starts: np.ndarray
+    lengths: np.ndarray
+    choice: np.ndarray
+    """Per segment, the index into its level's `choices` of its choice of a."""
+
+    @staticmethod
+    def of(entries: list[np.ndarray], lengths: list[np.ndarray], choice: list[np.ndarray]) -> _Segments:
+        length = np.concatenate(lengths) if lengths else np.zeros(0, np.int64)
+        return _Segments(np.concatenate(entries) if entries else np.zeros(0, np.int64),
+                         np.concatenate([[0], np.cumsum(length)[:-1]]).astype(np.int64) if len(length) else length,
+                         length, np.concatenate(choice) if choice else np.zeros(0, np.int64))
+
+
+@dataclass
+class _Level:
+    """Variables `Messages.sweep` updates at once: their choices' places in the flat unaries, their
+    pairs to later variables (one slice of the flat pairs) and to earlier ones (gathered)."""
+
+    choices: np.ndarray
+    spread: np.ndarray
+    """Per choice, its variable's pairs plus one."""
+    later: slice
+    later_segments: _Segments
+    earlier: _Segments
+
+
+def _depths(near: list[list[tuple[int, np.ndarray]]]) -> np.ndarray:
+    """Per variable, the longest chain of neighbours before it in variable order."""
+    depth = np.zeros(len(near), np.int64)
+    for a, around in enumerate(near):
+        for b, _ in around:
+            if b < a:
+                depth[a] = max(depth[a], depth[b] + 1)
+    return depth
+
+
+def _levels(near: list[list[tuple[int, np.ndarray]]], sizes: np.ndarray, depth: np.ndarray,
+            keys: list[tuple[int, int]], offsets: np.ndarray, at: np.ndarray) -> list[_Level]:
+    """The variables with pairs grouped by depth; `keys` (the pairs in storage order, by the
+    depth of their first variable) start at `offsets`."""
+    groups: dict[int, list[int]] = {}
+    for a, around in enumerate(near):
+        if around:
+            groups.setdefault(int(depth[a]), []).append(a)
+    where = {k: int(offsets[i]) for i, k in enumerate(keys)}
+    first = np.searchsorted(depth[[k[0] for k in keys]], sorted(groups), side="left") if keys else []
+    levels = []
+    for d, start in zip(sorted(groups), first, strict=True):
+        members = groups[d]
+        base = dict(zip(members, np.cumsum([0] + [int(sizes[a]) for a in members[:-1]]).tolist(), strict=True))
+        later: tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray]] = ([], [], [])
+        earlier: tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray]] = ([], [], [])
+        stop = int(start)
+        while stop < len(keys) and depth[keys[stop][0]] == d:
+            a, b = keys[stop]
+            da, db = int(sizes[a]), int(sizes[b])
+            later[0].append(np.full(da, db))
+            later[1].append(base[a] + np.arange(da))
+            stop += 1
+        for a in members:
+            da = int(sizes[a])
+            for b, _ in near[a]:
+                if b < a:  # stored (b, a): a's choice i is a column
+                    db = int(sizes[b])
+                    earlier[0].append((where[b, a] + np.arange(da)[:, None] + np.arange(db)[None, :] * da).ravel())
+                    earlier[1].append(np.full(da, db))
+                    earlier[2].append(base[a] + np.arange(da))
+        span = slice(int(offsets[start]) if stop > start else 0, int(offsets[stop]) if stop > start else 0)
+        levels.append(_Level(
+            np.concatenate([np.arange(at[a], at[a + 1]) for a in members]),
+            np.concatenate([np.full(int(sizes[a]), len(near[a]) + 1.0) for a in members]),
+            span, _Segments.of([], later[0], later[1]), _Segments.of(earlier[0], earlier[1], earlier[2])))
+    return levels
 
 
 def split_bound(unary: list[np.ndarray], near: list[list[tuple[int, np.ndarray]]]) -> float:

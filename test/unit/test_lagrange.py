@@ -115,3 +115,45 @@ def test_diffusion_bounds_and_decodes_a_tree() -> None:
     passing.reprice(shifted)
     passing.sweep(50)
     assert passing.bound() == pytest.approx(best + 25)
+
+
+def _sequential_diffusion(unary: list[np.ndarray], near: list[list[tuple[int, np.ndarray]]], sweeps: int
+                          ) -> tuple[list[np.ndarray], dict[tuple[int, int], np.ndarray]]:
+    """Min-sum diffusion by its definition: one variable at a time, in order, then back."""
+    theta = [u.astype(float).copy() for u in unary]
+    pair = {(a, b): m.astype(float).copy() for a, around in enumerate(near) for b, m in around if a < b}
+    for sweep in range(2 * sweeps):
+        for a in range(len(near)) if sweep % 2 == 0 else range(len(near) - 1, -1, -1):
+            if not near[a]:
+                continue
+            views = [pair[a, b] if a < b else pair[b, a].T for b, _ in near[a]]
+            total = theta[a].copy()
+            for m in views:
+                low = m.min(axis=1)
+                m -= low[:, None]
+                total += low
+            theta[a] = total / (len(views) + 1)
+            for m in views:
+                m += theta[a][:, None]
+    return theta, pair
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_level_sweeps_are_the_sequential_diffusion(seed: int) -> None:
+    """`Messages.sweep` updates a level of variables at once; the result is the sequential one."""
+    rng = np.random.default_rng(seed)
+    n = 30
+    unary = [rng.integers(0, 50, int(rng.integers(1, 6))).astype(float) for _ in range(n)]
+    edges = sorted({tuple(sorted(int(x) for x in rng.choice(n, 2, replace=False))) for _ in range(45)})
+    near: list[list[tuple[int, np.ndarray]]] = [[] for _ in range(n)]
+    for a, b in rng.permutation(np.array(edges)).tolist():  # neighbours listed in no particular order
+        m = rng.integers(0, 80, (len(unary[a]), len(unary[b]))).astype(float)
+        near[a].append((b, m))
+        near[b].append((a, m.T))
+    theta, pair = _sequential_diffusion(unary, near, 7)
+    passing = Messages(unary, near)
+    passing.sweep(7)
+    for mine, reference in zip(passing.theta, theta, strict=True):
+        np.testing.assert_allclose(mine, reference, rtol=1e-12, atol=1e-9)
+    for key, reference in pair.items():
+        np.testing.assert_allclose(passing.pair[key], reference, rtol=1e-12, atol=1e-9)
