@@ -77,7 +77,7 @@ def _rows(problem: FactorProblem, budget: float | None) -> Rows:
         constant[at] += base
         rows_of.append(np.array(at, dtype=np.int64))
         usage_of.append(table - base[:, None])
-    return Rows(rows_of, usage_of, constant, float("inf") if budget is None else float(budget))
+    return Rows.from_dense(rows_of, usage_of, constant, float("inf") if budget is None else float(budget))
 
 
 Exact = Callable[[list[np.ndarray]], tuple[float, np.ndarray] | None]
@@ -148,14 +148,11 @@ class Descent:
             moved = False
             for v in range(len(choice)):
                 cost = self.local(v, choice)
-                if len(rows.rows[v]):
-                    extra = rows.usage[v] - rows.usage[v][:, [choice[v]]]
-                    cost = np.where((used[rows.rows[v]][:, None] + extra <= rows.limit * (1 + 1e-12)).all(axis=0),
-                                    cost, np.inf)
+                if len(rows.spans[v]):
+                    cost = np.where(rows.fits(v, choice[v], used), cost, np.inf)
                 best = int(np.argmin(cost))
                 if cost[best] < cost[choice[v]] - 1e-12 * max(abs(cost[choice[v]]), 1e-12):
-                    if len(rows.rows[v]):
-                        used[rows.rows[v]] += rows.usage[v][:, best] - rows.usage[v][:, choice[v]]
+                    rows.move(v, choice[v], best, used)
                     choice[v], moved = best, True
             if not moved:
                 break

@@ -35,11 +35,13 @@ from sbpc.passes.solver.factor import MIP_UNIT, FactorProblem, eliminate, solve_
 from sbpc.passes.solver.lagrange import Dual, lagrangian, split_bound
 from sbpc.passes.solver.local import Graph, improve
 from sbpc.passes.solver.reduce import INFINITE, Infeasible, Reduction, reduce_problem
-from sbpc.passes.solver.sharding import Rows, factor_problem, memory_rows
+from sbpc.passes.solver.sharding import Rows, factor_problem, memory_rows, with_rows
 from sbpc.passes.solver.strategy import StrategyProblem, evaluate, peak_usage
 
-MIP_PAIR_ENTRIES = 1_500_000
-"""HiGHS runs on the reduced problem when its pair matrices hold at most this many entries and"""
+MIP_PAIR_ENTRIES = 1_000_000
+"""HiGHS runs on the reduced problem when its pair matrices hold at most this many entries (V:
+0.7 M; A, C, D: 0.13 M; above it, K's 1.3 M, one MIP over a subset of the rows ran 60-100 s
+without bettering the local search, which the relaxation then does instead) and"""
 MIP_ROW_ENTRIES = 2_000_000
 """its memory rows at most this many coefficients."""
 TIME_MARGIN = 0.9
@@ -53,7 +55,7 @@ the rows, or, for a small reduced problem, on all of them: there HiGHS is the pr
 LAGRANGE_SHARE, REPAIR_SHARE = 0.4, 0.25
 """Of a time limit, the most the Lagrangian relaxation may take (it stops at its iteration count
 first where it is fast), and the least left to the local search after it. Where row generation
-follows (A, C, D, K), the relaxation does not run: HiGHS's answers there depend on its share of
+follows (A, C, D), the relaxation does not run: HiGHS's answers there depend on its share of
 the time (D fell from below the best team to 1.01x and, with a tenth for the relaxation, 2.2x)."""
 ROWS_FIRST, ROWS_ADDED, ROW_ROUNDS = 64, 64, 30
 """Row generation: the rows HiGHS starts with, the most violated added per round, the rounds."""
@@ -143,7 +145,7 @@ def solve_strategy(problem: StrategyProblem, time_limit: float | None = None, ro
                        smallest_limit(problem))
     variables = red.variables()
     rows = memory_rows(red, variables, problem.usage_limit)
-    factors = factor_problem(red, variables, rows)
+    factors = factor_problem(red, variables)  # the rows added where HiGHS runs (`with_rows`)
     integral = all(np.issubdtype(x.dtype, np.integer) for x in (problem.node_costs, problem.edge_costs))
     tidy = _ceil if integral else (lambda b: b)
 
@@ -159,7 +161,7 @@ def solve_strategy(problem: StrategyProblem, time_limit: float | None = None, ro
     graph = _graph(red, variables, rows)
     bound = graph.constant + split_bound(graph.unary, graph.near) if free is None else free.objective * MIP_UNIT
     pairs = sum(m.size for m in factors.pairs.values())
-    small = pairs <= MIP_PAIR_ENTRIES and sum(u.size for u in rows.usage) <= MIP_ROW_ENTRIES
+    small = pairs <= MIP_PAIR_ENTRIES and rows.entries() <= MIP_ROW_ENTRIES
     share = SMALL_PRIMAL_SHARE if small else PRIMAL_SHARE if pairs <= MIP_PAIR_ENTRIES else 1.0
     span = None if deadline is None else deadline - started
     if not small and pairs <= MIP_PAIR_ENTRIES:  # row generation follows: its answers are the plans
@@ -175,7 +177,8 @@ def solve_strategy(problem: StrategyProblem, time_limit: float | None = None, ro
     left = None if deadline is None else max(deadline - time.perf_counter(), 1.0)
     if small:  # the whole reduced problem, memory rows and all
         budget = rows.limit if len(rows.constant) else None
-        exact = solve_mip(factors, budget, left, 1e-9, None if plan is None else [int(c) for c in plan])
+        start = None if plan is None else [int(c) for c in plan]
+        exact = solve_mip(with_rows(factors, rows, range(len(rows.constant))), budget, left, 1e-9, start)
         if exact is not None:
             bound = max(bound, exact.lower_bound * MIP_UNIT)
             if plan is None or exact.objective * MIP_UNIT < graph.value(plan):
@@ -206,7 +209,7 @@ def _row_generation(factors: FactorProblem, rows: Rows, graph: Graph, plan: np.n
         if deadline is not None and time.perf_counter() > deadline - 1.0:
             break
         left = None if deadline is None else max(deadline - time.perf_counter(), 1.0)
-        subset = dataclasses.replace(factors, memory=[factors.memory[r] for r in sorted(chosen)])
+        subset = with_rows(dataclasses.replace(factors), rows, sorted(chosen))
         try:
             found = solve_mip(subset, rows.limit, left, 1e-9, [int(c) for c in best])
         except RuntimeError:  # stopped by the time limit before HiGHS held a plan

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from sbpc.passes.solver.local import Graph, Search, soft_tree
+from sbpc.passes.solver.sharding import prefix_sums
 
 ITERATIONS = 60
 """Subgradient steps: the relaxation's work limit."""
@@ -55,8 +56,8 @@ class Dual:
 
 def priced_unary(graph: Graph, prices: np.ndarray) -> list[np.ndarray]:
     """Each variable's unary with its rows' prices: u_a + λ[rows_a] · usage_a."""
-    rows = graph.rows
-    return [u + prices[r] @ use if len(r) else u for u, r, use in zip(graph.unary, rows.rows, rows.usage, strict=True)]
+    rows, prefix = graph.rows, prefix_sums(prices)
+    return [u + rows.price(a, prefix) if len(rows.spans[a]) else u for a, u in enumerate(graph.unary)]
 
 
 class Messages:
@@ -243,7 +244,7 @@ def lagrangian(graph: Graph, iterations: int = ITERATIONS, deadline: float | Non
     plan, value, bound = None, math.inf, -math.inf
     passing: Messages | None = None
     starts: list[tuple[np.ndarray, np.ndarray]] = []
-    trees = POLISH_TREES if sum(len(r) for r in rows.rows) <= POLISH_ROW_ENTRIES else 1
+    trees = POLISH_TREES if rows.memberships() <= POLISH_ROW_ENTRIES else 1
     step_size, best_dual, stale = 1.0, -math.inf, 0
     for step in range(iterations):
         if deadline is not None and time.perf_counter() > deadline:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sbpc.passes.solver.sharding import Rows
+from sbpc.passes.solver.sharding import Rows, prefix_sums
 
 TREES = 4
 """Whole-graph tree moves per round of the soft-memory phase."""
@@ -36,8 +36,6 @@ class Graph:
     constant: float = 0.0
 
     def __post_init__(self) -> None:
-        self.cols = [np.ascontiguousarray(u.T) for u in self.rows.usage]
-        """Per variable, its usage per choice (rows), each choice's contiguous."""
         # Every term flat, so that `value` is a few gathers (it runs thousands of times a search).
         sizes = np.array([len(u) for u in self.unary], dtype=np.int64)
         self._unary_at = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
@@ -77,24 +75,19 @@ class Search:
             total += matrix[:, self.choice[b]]
         return total
 
-    def fits_one(self, a: int, c: int) -> bool:
-        """Whether a's choice c keeps every row within the limit."""
-        cols, rows = self.graph.cols[a], self.graph.rows.rows[a]
-        if not len(rows):
-            return True
-        delta = cols[c] - cols[self.choice[a]]
-        return bool((self.used[rows] + delta <= self.graph.rows.limit * (1 + 1e-12)).all())
+    def fits(self, a: int) -> np.ndarray:
+        """Per choice of a, whether it keeps every row within the limit."""
+        return self.graph.rows.fits(a, int(self.choice[a]), self.used)
 
     def move(self, a: int, c: int) -> None:
-        cols, rows = self.graph.cols[a], self.graph.rows.rows[a]
-        if len(rows):
-            self.used[rows] += cols[c] - cols[self.choice[a]]
+        self.graph.rows.move(a, int(self.choice[a]), c, self.used)
         self.choice[a] = c
 
     def descend(self, order: np.ndarray | list[int], feasible: bool, sweeps: int, deadline: float | None) -> None:
         """ICM from the variables `order`: a variable that moves puts its neighbours back on the
         work list; at most `sweeps` × len(order) + the neighbours' visits, a work limit."""
         g = self.graph.rows
+        prefix = prefix_sums(self.penalty) if not feasible and self.penalty.any() else None
         queue = list(order)
         queued = set(queue)
         budget = sweeps * max(len(queue), 1)
@@ -105,15 +98,13 @@ class Search:
             budget -= 1
             queued.discard(a)
             cost = self.local(a)
-            if not feasible and self.penalty.any() and len(g.rows[a]):
-                cost = cost + self.penalty[g.rows[a]] @ g.usage[a]
+            if prefix is not None and len(g.spans[a]):
+                cost = cost + g.price(a, prefix)
             now = cost[self.choice[a]]
-            better = np.flatnonzero(cost < now - 1e-9 * abs(now))
-            c = -1
-            for k in better[np.argsort(cost[better], kind="stable")]:
-                if not feasible or self.fits_one(a, int(k)):
-                    c = int(k)
-                    break
+            better = cost < now - 1e-9 * abs(now)
+            if feasible and better.any() and len(g.spans[a]):
+                better &= self.fits(a)
+            c = int(np.argmin(np.where(better, cost, np.inf))) if better.any() else -1
             if c >= 0:
                 self.move(a, c)
                 for b, _ in self.graph.near[a]:
@@ -175,14 +166,15 @@ def _tree_pick(search: Search, tree: tuple[list[int], dict[int, int], dict[int, 
     edges off the tree, at the others' current choices), rows priced by `price` per byte."""
     g, rows = search.graph, search.graph.rows
     order, parent, matrix_to = tree
+    prefix = prefix_sums(price) if price.any() else None
     cost = {}
     for v in order:
         total = g.unary[v].copy()
         for b, m in g.near[v]:
             if b != parent[v] and parent.get(b) != v:
                 total += m[:, search.choice[b]]
-        if price.any() and len(rows.rows[v]):
-            total += price[rows.rows[v]] @ rows.usage[v]
+        if prefix is not None and len(rows.spans[v]):
+            total += rows.price(v, prefix)
         cost[v] = total
     best = {}
     for v in reversed(order[1:]):
@@ -276,8 +268,8 @@ def improve(graph: Graph, rounds: int = 200, seed: int = 0, deadline: float | No
         search.penalty = search.penalty + scale * (1 + over / max(limit, 1.0)) * (over > 0) * 10
         scale *= 1.3
     if not search.within():  # the leanest plan: per variable the least usage summed over its rows
-        lean = np.array([int(np.lexsort((np.where(f, u, np.inf), c.sum(axis=1) if c.size else np.zeros(len(u)),
-                                         ~f))[0]) for u, c, f in zip(graph.unary, graph.cols, finite, strict=True)])
+        lean = np.array([int(np.lexsort((np.where(f, u, np.inf), graph.rows.total(a), ~f))[0])
+                         for a, (u, f) in enumerate(zip(graph.unary, finite, strict=True))])
         search = Search(graph, lean)
         if not search.within():
             return None
@@ -301,8 +293,7 @@ def improve(graph: Graph, rounds: int = 200, seed: int = 0, deadline: float | No
         trial = kept.copy()
         piece = _piece(graph, rng, int(rng.integers(2, 12)))
         for a in piece:  # a random feasible choice for each variable of the piece
-            options = np.flatnonzero(finite[a])
-            options = options[[trial.fits_one(a, int(c)) for c in options]]
+            options = np.flatnonzero(finite[a] & trial.fits(a))
             if len(options):
                 trial.move(a, int(rng.choice(options)))
         around = sorted({b for a in piece for b, _ in graph.near[a]} | set(piece))
