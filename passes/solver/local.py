@@ -118,15 +118,22 @@ class Search:
         """The best feasible joint change of each edge's two ends; True if any improved."""
         g = self.graph
         improved = False
+        known: dict[int, np.ndarray] = {}  # local costs, until a neighbour moves (hubs: once, not per edge)
+
+        def local(v: int) -> np.ndarray:
+            if v not in known:
+                known[v] = self.local(v)
+            return known[v]
+
         for a, near in enumerate(g.near):
             for b, matrix in near:
                 if b < a:
                     continue
                 ca, cb = self.choice[a], self.choice[b]
-                la = self.local(a) - matrix[:, cb]
-                lb = self.local(b) - matrix[ca, :]
-                table = la[:, None] + lb[None, :] + matrix
+                table = (local(a) - matrix[:, cb])[:, None] + (local(b) - matrix[ca, :])[None, :] + matrix
                 now = table[ca, cb]
+                if not table.min() < now - 1e-9 * abs(now):
+                    continue
                 for flat in np.argsort(table, axis=None)[:8]:
                     i, j = divmod(int(flat), table.shape[1])
                     if not table[i, j] < now - 1e-9 * abs(now):
@@ -136,6 +143,10 @@ class Search:
                     self.move(b, j)
                     if self.within():
                         improved = True
+                        for v in (a, b):
+                            known.pop(v, None)
+                            for w, _ in g.near[v]:
+                                known.pop(w, None)
                         break
                     self.move(b, old[1])
                     self.move(a, old[0])
@@ -149,15 +160,15 @@ class Search:
 
 def _tree(graph: Graph, root: int, size: int) -> tuple[list[int], dict[int, int], dict[int, np.ndarray]]:
     """A breadth-first tree of about `size` variables from `root`: order, parents, parent matrices."""
-    order, parent = [root], {root: -1}
+    order, parent, matrix_to = [root], {root: -1}, {}
     k = 0
     while k < len(order) and len(order) < size:
-        for b, _ in graph.near[order[k]]:
+        for b, m in graph.near[order[k]]:
             if b not in parent and len(order) < size:
-                parent[b] = order[k]
+                parent[b], matrix_to[b] = order[k], m
                 order.append(b)
         k += 1
-    return order, parent, {v: next(m for b, m in graph.near[parent[v]] if b == v) for v in order[1:]}
+    return order, parent, matrix_to
 
 
 def _tree_pick(search: Search, tree: tuple[list[int], dict[int, int], dict[int, np.ndarray]],
