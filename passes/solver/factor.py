@@ -7,9 +7,8 @@ per distinct target, `passes/infer_sbp/global_search/problem.py`).
   Each step removes the variable whose elimination builds the smallest table (greedy min-size
   order): all factors holding it are added into one table over it and its neighbours, minimised
   over it (the argmin kept for the way back). OneFlow's degree-2 node elimination and parallel-edge
-  merge (reference/oneflow.md §7) are the degree-2 and two-factors-one-scope cases; a chain or a
-  tree eliminates with tables of two variables, a transformer block's residuals with three. When
-  the next table would exceed `max_table` entries it gives up (returns None).
+  merge (reference/oneflow.md §7) are the degree-2 and two-factors-one-scope cases. When the next
+  table would exceed `max_table` entries it gives up (None; `width.py` decides that beforehand).
 * `solve_mip`: the same problem as a mixed-integer program for HiGHS: one-hot binaries per
   variable, and per pair factor continuous pair variables over the factor's distinct rows and
   columns (a producer's candidates with one output SBP give one row) tied to the one-hots by
@@ -23,7 +22,6 @@ per distinct target, `passes/infer_sbp/global_search/problem.py`).
 * `min_budget`: the smallest budget any choice fits (a min-max MIP), for the infeasible-`mem` error.
 
 The memory rows' Lagrangian dual is in `budget.py`; `solve`, the entry picking among these, in `solve.py`.
-Costs are seconds; the MIP works in microseconds so that HiGHS's absolute tolerances are small.
 """
 
 from __future__ import annotations
@@ -36,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from sbpc.dialects.units import US_PER_SECOND
+from sbpc.passes.solver.width import elimination_fits
 
 MAX_TABLE = 2_000_000
 """The largest table elimination builds before handing the problem to HiGHS."""
@@ -217,7 +216,8 @@ def _expand(scope: tuple[int, ...], table: np.ndarray, order: tuple[int, ...]) -
 def eliminate(problem: FactorProblem, max_table: int = MAX_TABLE) -> Solution | None:
     """The exact optimum by variable elimination, or None if some table would exceed `max_table`."""
     started = time.perf_counter()
-    done = _eliminate(problem, max_table)
+    fits = elimination_fits(problem.unary, [*problem.pairs, *(f[0] for f in problem.factors)], max_table)
+    done = _eliminate(problem, max_table) if fits else None
     if done is None:
         return None
     steps = done[0]

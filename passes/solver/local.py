@@ -101,10 +101,12 @@ class Search:
             if prefix is not None and len(g.spans[a]):
                 cost = cost + g.price(a, prefix)
             now = cost[self.choice[a]]
-            better = cost < now - 1e-9 * abs(now)
-            if feasible and better.any() and len(g.spans[a]):
-                better &= self.fits(a)
-            c = int(np.argmin(np.where(better, cost, np.inf))) if better.any() else -1
+            c = int(np.argmin(cost))
+            if not cost[c] < now - 1e-9 * abs(now):
+                c = -1
+            elif feasible and len(g.spans[a]):  # the cheapest better choice that fits
+                allowed = self.fits(a) & (cost < now - 1e-9 * abs(now))
+                c = int(np.argmin(np.where(allowed, cost, np.inf))) if allowed.any() else -1
             if c >= 0:
                 self.move(a, c)
                 for b, _ in self.graph.near[a]:
