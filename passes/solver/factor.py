@@ -26,7 +26,6 @@ The memory rows' Lagrangian dual is in `budget.py`; `solve`, the entry picking a
 
 from __future__ import annotations
 
-import heapq
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -34,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from sbpc.dialects.units import US_PER_SECOND
-from sbpc.passes.solver.width import elimination_fits
+from sbpc.passes.solver.width import elimination_order
 
 MAX_TABLE = 2_000_000
 """The largest table elimination builds before handing the problem to HiGHS."""
@@ -216,8 +215,7 @@ def _expand(scope: tuple[int, ...], table: np.ndarray, order: tuple[int, ...]) -
 def eliminate(problem: FactorProblem, max_table: int = MAX_TABLE) -> Solution | None:
     """The exact optimum by variable elimination, or None if some table would exceed `max_table`."""
     started = time.perf_counter()
-    fits = elimination_fits(problem.unary, [*problem.pairs, *(f[0] for f in problem.factors)], max_table)
-    done = _eliminate(problem, max_table) if fits else None
+    done = _eliminate(problem, max_table)
     if done is None:
         return None
     steps = done[0]
@@ -277,46 +275,25 @@ def _eliminate(
     if problem.covers:
         raise ValueError("elimination cannot read covers (factors without a table)")
     sizes = [len(u) for u in problem.unary]
+    sequence = elimination_order(problem.unary, [*problem.pairs, *(f[0] for f in problem.factors)], max_table)
+    if sequence is None:
+        return None  # decided on the structure, before any table is built
     factors: dict[int, tuple[tuple[int, ...], np.ndarray]] = {}
     holding: list[set[int]] = [set() for _ in sizes]
-    neighbours: list[set[int]] = [set() for _ in sizes]
     for v, table in enumerate(problem.unary):
         factors[v] = ((v,), np.asarray(table, dtype=float))
         holding[v].add(v)
-    for (u, v), table in problem.pairs.items():
-        fid = len(factors)
-        factors[fid] = ((u, v), np.asarray(table, dtype=float))
-        holding[u].add(fid)
-        holding[v].add(fid)
-        neighbours[u].add(v)
-        neighbours[v].add(u)
-    for scope, table in problem.factors:
+    for scope, table in [*problem.pairs.items(), *problem.factors]:
         fid = len(factors)
         factors[fid] = (scope, np.asarray(table, dtype=float))
         for w in scope:
             holding[w].add(fid)
-            neighbours[w].update(r for r in scope if r != w)
     first_message = next_id = len(factors)
-
-    def cost(v: int) -> int:
-        n = sizes[v]
-        for w in neighbours[v]:
-            n *= sizes[w]
-        return n
-
-    heap = [(cost(v), v) for v in range(len(sizes))]
-    heapq.heapify(heap)
-    done = [False] * len(sizes)
     steps: Steps = []
     cliques: list[Clique] = []
     constant = problem.constant
-    while heap:
-        c, x = heapq.heappop(heap)
-        if done[x] or c != cost(x):
-            continue  # stale entry
-        if c > max_table:
-            return None
-        order = (*sorted(neighbours[x]), x)
+    for x in sequence:
+        order = (*sorted({w for fid in holding[x] for w in factors[fid][0]} - {x}), x)
         total: np.ndarray | None = None
         consumed = []
         for fid in holding[x]:
@@ -336,16 +313,11 @@ def _eliminate(
         steps.append((x, rest, best))
         if record:
             cliques.append((x, order, consumed, next_id if rest else None, 0.0 if rest else float(reduced)))
-        done[x] = True
         if rest:
             factors[next_id] = (rest, reduced)
             for w in rest:
                 holding[w].add(next_id)
-                neighbours[w].discard(x)
-                neighbours[w].update(r for r in rest if r != w)
             next_id += 1
-            for w in rest:
-                heapq.heappush(heap, (cost(w), w))
         else:
             constant += float(reduced)
     return steps, constant, cliques, first_message

@@ -1,11 +1,11 @@
-"""Whether exact elimination fits, decided on the problem's structure alone.
+"""The order in which `factor._eliminate` removes variables, decided on the structure alone.
 
-`factor._eliminate` picks, at each step, the variable whose elimination table is smallest (the
-product of its and its neighbours' domain sizes; ties to the lowest variable) and gives up when
-that table exceeds `max_table`. The order depends only on which variables share a factor, never on
-the tables' values, so the same greedy walk over neighbour sets answers "would it give up?" —
-without building a table. On wide problems (the L=24 training step's per-edge twin, IOPDDL N's
-reduced problem) the numeric attempt spent 2-6 s before giving up; this walk takes a fraction.
+Greedy min-table: at each step the variable whose elimination table is smallest (the product of
+its and its neighbours' domain sizes). The order depends only on which variables share a factor,
+never on the tables' values, so it is found by a walk over neighbour sets before any table is
+built — and where some table would exceed the limit, elimination gives up without having built
+one (on wide problems, the L=24 training step's per-edge twin or IOPDDL N's reduced problem, the
+numeric attempt spent 2-6 s before giving up).
 """
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ import heapq
 from collections.abc import Iterable, Sequence, Sized
 
 
-def elimination_fits(domains: Sequence[Sized], scopes: Iterable[Sequence[int]], max_table: int) -> bool:
-    """True when greedy min-table elimination of variables with `domains` (their sizes count),
-    linked by factors over `scopes`, never needs a table larger than `max_table` (as
-    `factor._eliminate`)."""
+def elimination_order(domains: Sequence[Sized], scopes: Iterable[Sequence[int]], max_table: int) -> list[int] | None:
+    """The greedy min-table elimination order of variables with `domains` (their sizes count)
+    linked by factors over `scopes`: each step the variable whose table (its and its neighbours'
+    sizes multiplied) is smallest, ties to the lowest; None once that table exceeds `max_table`."""
     sizes = [len(d) for d in domains]
     neighbours: list[set[int]] = [set() for _ in sizes]
     for scope in scopes:
@@ -33,17 +33,19 @@ def elimination_fits(domains: Sequence[Sized], scopes: Iterable[Sequence[int]], 
     heap = [(cost(v), v) for v in range(len(sizes))]
     heapq.heapify(heap)
     done = [False] * len(sizes)
+    order: list[int] = []
     while heap:
         c, x = heapq.heappop(heap)
         if done[x] or c != cost(x):
             continue  # stale entry
         if c > max_table:
-            return False
+            return None
         done[x] = True
+        order.append(x)
         rest = neighbours[x]
         for w in rest:
             neighbours[w].discard(x)
             neighbours[w].update(r for r in rest if r != w)
         for w in rest:
             heapq.heappush(heap, (cost(w), w))
-    return True
+    return order
