@@ -195,12 +195,22 @@ def _tree_pick(search: Search, tree: tuple[list[int], dict[int, int], dict[int, 
     g, rows = search.graph, search.graph.rows
     order, parent, matrix_to = tree
     prefix = prefix_sums(price) if price.any() else None
+    children: dict[int, list[int]] = {}
+    for v in order[1:]:
+        children.setdefault(parent[v], []).append(v)
     cost = {}
     for v in order:
-        total = g.unary[v].copy()
-        for b, m in g.near[v]:
-            if b != parent[v] and parent.get(b) != v:
-                total += m[:, search.choice[b]]
+        if v in g.hubs:  # all its edges by one gather, less those to its parent and children
+            total = search.local(v)
+            if parent[v] >= 0:
+                total -= matrix_to[v][search.choice[parent[v]], :]
+            for c in children.get(v, []):
+                total -= matrix_to[c][:, search.choice[c]]
+        else:
+            total = g.unary[v].copy()
+            for b, m in g.near[v]:
+                if b != parent[v] and parent.get(b) != v:
+                    total += m[:, search.choice[b]]
         if prefix is not None and len(rows.spans[v]):
             total += rows.price(v, prefix)
         cost[v] = total

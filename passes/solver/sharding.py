@@ -36,6 +36,10 @@ class Rows:
     constant: np.ndarray
     limit: float
 
+    def __post_init__(self) -> None:
+        self.bounds = [[(int(lo), int(hi)) for lo, hi in s] for s in self.spans]
+        """`spans` as Python pairs: the moves slice with them millions of times."""
+
     @staticmethod
     def from_dense(rows: list[np.ndarray], usage: list[np.ndarray], constant: np.ndarray, limit: float) -> Rows:
         """From each variable's row indices (increasing) and usage there (rows × choices)."""
@@ -83,13 +87,13 @@ class Rows:
         span, u = self.spans[a], self.usage[a]
         if not len(span):
             return np.ones(u.shape[1], bool)
-        peak = np.array([used[lo:hi].max() for lo, hi in span])
+        peak = np.array([used[lo:hi].max() for lo, hi in self.bounds[a]])
         return ((peak[:, None] + u - u[:, [current]]) <= self.limit * (1 + 1e-12)).all(axis=0)
 
     def move(self, a: int, old: int, new: int, used: np.ndarray) -> None:
         """`used` updated for a's move from choice `old` to `new`."""
-        span, u = self.spans[a], self.usage[a]
-        for (lo, hi), delta in zip(span, u[:, new] - u[:, old], strict=True):
+        u = self.usage[a]
+        for (lo, hi), delta in zip(self.bounds[a], (u[:, new] - u[:, old]).tolist(), strict=True):
             if delta:
                 used[lo:hi] += delta
 

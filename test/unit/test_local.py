@@ -10,14 +10,14 @@ from sbpc.passes.solver.local import HUB, Graph, Search, improve
 from sbpc.passes.solver.sharding import Rows
 
 
-def star(seed: int, leaves: int) -> Graph:
-    """A hub (variable 0) joined to every leaf, leaves joined in a ring, one memory row per leaf
-    pair holding the hub and both leaves."""
+def star(seed: int, leaves: int, ring: bool = True) -> Graph:
+    """A hub (variable 0) joined to every leaf, leaves joined in a ring (unless not `ring`), one
+    memory row per leaf pair holding the hub and both leaves."""
     rng = np.random.default_rng(seed)
     n = leaves + 1
     unary = [rng.integers(0, 50, int(rng.integers(2, 6))).astype(float) for _ in range(n)]
     near: list[list[tuple[int, np.ndarray]]] = [[] for _ in range(n)]
-    edges = [(0, b) for b in range(1, n)] + [(b, b % leaves + 1) for b in range(1, n)]
+    edges = [(0, b) for b in range(1, n)] + ([(b, b % leaves + 1) for b in range(1, n)] if ring else [])
     for a, b in edges:
         m = rng.integers(0, 40, (len(unary[a]), len(unary[b]))).astype(float)
         near[a].append((b, m))
@@ -54,3 +54,29 @@ def test_improve_plans_fit_and_are_priced_right(seed: int) -> None:
     choice, value = found
     assert (graph.rows.of(choice) <= graph.rows.limit).all()
     assert value == pytest.approx(graph.value(choice))
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("root", [0, 1])
+def test_tree_pick_is_the_tree_optimum_given_the_rest(seed: int, root: int) -> None:
+    """A tree block move through the hub (or from a leaf) is the best choice of the tree's variables
+    with the rest fixed (no edges between them but the tree's): by enumeration."""
+    import itertools
+
+    from sbpc.passes.solver.local import _tree, _tree_pick
+
+    graph = star(seed, 3 * HUB, ring=False)
+    rng = np.random.default_rng(seed)
+    search = Search(graph, np.array([int(rng.integers(len(u))) for u in graph.unary]))
+    tree = _tree(graph, root, 4)
+    pick = _tree_pick(search, tree, np.zeros(len(graph.rows.constant)))
+    members = tree[0]
+    trial = search.choice.copy()
+    for v, c in pick.items():
+        trial[v] = c
+    best = np.inf
+    for combo in itertools.product(*(range(len(graph.unary[v])) for v in members)):
+        other = search.choice.copy()
+        other[members] = combo
+        best = min(best, graph.value(other))
+    assert graph.value(trial) == pytest.approx(best)
