@@ -20,7 +20,7 @@ def dense(rows: Rows, a: int) -> np.ndarray:
     return table
 
 
-@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("seed", range(5))
 def test_rows_judge_plans_as_the_contest_does(seed: int) -> None:
     problem = wide_problem(60, seed)
     red = reduce_problem(problem)
@@ -31,8 +31,8 @@ def test_rows_judge_plans_as_the_contest_does(seed: int) -> None:
     sizes = [len(red.unary[a]) for a in variables]
     lean = np.array([int(np.argmin(rows.total(a))) for a in range(len(variables))])
     agreed = {True: 0, False: 0}
-    for trial in range(40):  # plans from the leanest (which fits) to random ones (which mostly do not)
-        odd = rng.random(len(sizes)) < trial / 40
+    for trial in range(30):  # plans from the leanest (which fits) to random ones (which mostly do not)
+        odd = rng.random(len(sizes)) < trial / 30
         choice = np.where(odd, [int(rng.integers(k)) for k in sizes], lean)
         used = rows.of(choice)
         written = rows.constant + sum(dense(rows, a)[:, c] for a, c in enumerate(choice))
