@@ -530,9 +530,9 @@ def solve_mip(
     problem: FactorProblem, budget: float | None = None, time_limit: float | None = None, rel_gap: float = 1e-9,
     start: list[int] | None = None, presolve: bool = False,
 ) -> Solution | None:
-    """The problem (under `budget` bytes at each memory row) by HiGHS, from the plan `start` if
-    given, with HiGHS's presolve if `presolve`, within its work limits and `time_limit` seconds if
-    given; None if infeasible."""
+    """The problem (under `budget` bytes at each memory row) by HiGHS from the plan `start` if given,
+    with presolve if `presolve`, within its work limits and `time_limit` s (building the model included);
+    None if infeasible."""
     started = time.perf_counter()
     model = _Model()
     starts = _one_hots(model, problem, with_costs=True)
@@ -543,7 +543,8 @@ def solve_mip(
     hint = None
     if start is not None:
         hint = {starts[v] + c: float(c == start[v]) for v, t in enumerate(problem.unary) for c in range(len(t))}
-    status, solution, _, bound = model.solve(time_limit, rel_gap, hint, presolve)
+    left = None if time_limit is None else max(time_limit - (time.perf_counter() - started), 1.0)
+    status, solution, _, bound = model.solve(left, rel_gap, hint, presolve)
     if not solution:
         if status == "Infeasible":
             return None
