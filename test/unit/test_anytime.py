@@ -95,7 +95,7 @@ def test_highs_stopped_by_a_limit_keeps_its_start() -> None:
     assert found.lower_bound <= eliminate(p).objective * (1 + 1e-9)  # type: ignore[union-attr]
 
 
-@pytest.mark.parametrize("budgeted", [False, True])
+@pytest.mark.parametrize("budgeted", [False, pytest.param(True, marks=pytest.mark.exhaustive)])  # ~13 s CPU
 def test_rule_global_wide_path_on_programs(monkeypatch: pytest.MonkeyPatch, budgeted: bool) -> None:
     """Elimination refused (as on a wide DAG): the wide path's plan is priced as it runs, fits the
     budget, costs at least the exact optimum, and its bound is at most that optimum."""
