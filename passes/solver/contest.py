@@ -209,7 +209,7 @@ def _row_generation(factors: FactorProblem, rows: Rows, graph: Graph, plan: np.n
         if deadline is not None and time.perf_counter() > deadline - 1.0:
             break
         left = None if deadline is None else max(deadline - time.perf_counter(), 1.0)
-        subset = with_rows(dataclasses.replace(factors), rows, sorted(chosen))
+        subset = with_rows(factors, rows, sorted(chosen))
         try:
             found = solve_mip(subset, rows.limit, left, 1e-9, [int(c) for c in best])
         except RuntimeError:  # stopped by the time limit before HiGHS held a plan

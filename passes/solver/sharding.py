@@ -15,6 +15,7 @@ Costs are divided by `factor.MIP_UNIT` so that the MIP sees the contest's intege
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -166,25 +167,23 @@ def memory_rows(red: Reduction, variables: list[int], limit: float | None) -> Ro
     return Rows(spans, runs, np.cumsum(base_steps)[:-1], float(limit))
 
 
-def factor_problem(red: Reduction, variables: list[int], rows: Rows | None = None) -> FactorProblem:
-    """`red` as a `FactorProblem` (costs / MIP_UNIT) with `rows` (all of them) as `MemoryRow`s;
-    the bytes of the limit, the constant and the terms are in the contest's units."""
+def factor_problem(red: Reduction, variables: list[int]) -> FactorProblem:
+    """`red` as a `FactorProblem` (costs / MIP_UNIT), without memory rows (`with_rows` adds them
+    where HiGHS runs); the bytes of the limit, the constant and the terms are in the contest's units."""
     index = {a: i for i, a in enumerate(variables)}
     problem = FactorProblem([red.unary[a] / MIP_UNIT for a in variables], constant=red.constant / MIP_UNIT)
     for a in variables:
         for b, matrix in red.adj[a].items():
             if a < b:
                 problem.add_pair(index[a], index[b], matrix / MIP_UNIT)
-    if rows is not None:
-        with_rows(problem, rows, range(len(rows.constant)))
     return problem
 
 
 def with_rows(problem: FactorProblem, rows: Rows, which: Iterable[int]) -> FactorProblem:
-    """`problem` with the rows `which` (of `rows`) as its `MemoryRow`s, over one memory term per
-    variable's span."""
-    problem.memory_terms = [(i, run) for i, usage in enumerate(rows.usage) for run in usage]
+    """A copy of `problem` with the rows `which` (of `rows`) as its `MemoryRow`s, over one memory
+    term per variable's span."""
     span = np.concatenate([np.zeros((0, 2), np.int64), *rows.spans])
-    problem.memory = [MemoryRow(float(rows.constant[r]),
-                                np.flatnonzero((span[:, 0] <= r) & (r < span[:, 1])).tolist()) for r in which]
-    return problem
+    return dataclasses.replace(
+        problem, memory_terms=[(i, run) for i, usage in enumerate(rows.usage) for run in usage],
+        memory=[MemoryRow(float(rows.constant[r]), np.flatnonzero((span[:, 0] <= r) & (r < span[:, 1])).tolist())
+                for r in which])
