@@ -194,6 +194,7 @@ def test_missing_devices_are_a_located_error(tmp_path: Path) -> None:
         in output, output
 
 
+@pytest.mark.exhaustive  # ~11 s: real torchrun processes
 @pytest.mark.skipif(shutil.which("torchrun") is None, reason="torchrun is installed with torch")
 def test_torchrun_runs_one_rank_per_process(tmp_path: Path) -> None:
     """`torchrun --standalone --nproc-per-node 4`: each process runs its rank; rank 0 gathers, prints, checks."""
