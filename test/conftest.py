@@ -10,18 +10,24 @@
 * Every file lit would run (`lit test/`: lit.cfg's suffixes and excludes) is one pytest item, run in this
   process through lit's own API, so `python -m pytest` shows progress per file, spreads the files over the
   xdist workers, and runs one with `python -m pytest test/passes/report/report_pass.mlir`.
+* The lit files' tool starts (sbp-opt, sbp-run, sbp-translate, sbp-solve, filecheck) go through a fork
+  server per worker (`test/tool_server.py`: the tools imported once, each start a fork), which cuts the
+  default run by about half; `SBPC_TEST_FORK=0` runs the real executables, as `lit test/` does.
 * Tests marked `torch` skip with a reason when PyTorch is not installed, tests marked `cxx` when there is
   no C++ compiler (`$CXX`, default g++) for the Ascend C CPU shim; lit.cfg gives lit the same features.
 """
 
 from __future__ import annotations
 
+import atexit
 import functools
 import importlib.util
 import os
 import platform
 import shutil
+import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import lit.discovery
@@ -33,6 +39,7 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TEST_DIR = Path(ROOT) / "test"
 INSTALLED = os.environ.get("SBPC_TEST_INSTALLED") == "1"
+FORK = os.environ.get("SBPC_TEST_FORK", "1") != "0"
 MISSING = {
     name: reason
     for name, reason, present in (
@@ -94,7 +101,35 @@ def _lit() -> tuple[lit.LitConfig.LitConfig, dict[Path, lit.Test.Test]]:
         params={},
     )
     tests = lit.discovery.find_tests_for_inputs(config, [str(TEST_DIR)])
+    if FORK and tests:
+        launchers = _start_tool_server(tests[0].config.environment)
+        for suite_config in {id(t.config): t.config for t in tests}.values():
+            path = suite_config.environment.get("PATH", "")
+            suite_config.environment["PATH"] = os.pathsep.join([launchers, path])
     return config, {Path(test.getSourcePath()): test for test in tests}
+
+
+def _start_tool_server(environment: dict[str, str]) -> str:
+    """Start this process's tool server (`test/tool_server.py`) in lit's environment; its launchers'
+    folder. The server stops when this process closes the pipe to it (at exit, or when it dies).
+    """
+    folder = tempfile.mkdtemp(prefix="sbpc-tools-")
+    server = subprocess.Popen(
+        [sys.executable, str(TEST_DIR / "tool_server.py"), os.path.join(folder, "socket"), folder],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=dict(environment), text=True,
+    )
+    assert server.stdout is not None and server.stdin is not None
+    if server.stdout.readline().strip() != "ready":
+        raise RuntimeError(f"the lit tool server did not start (exit {server.wait()})")
+    server.wait()  # the process that detached the server
+
+    def stop() -> None:
+        assert server.stdin is not None
+        server.stdin.close()
+        shutil.rmtree(folder, ignore_errors=True)
+
+    atexit.register(stop)
+    return folder
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> LitFile | None:
