@@ -28,6 +28,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import lit.discovery
@@ -102,17 +103,17 @@ def _lit() -> tuple[lit.LitConfig.LitConfig, dict[Path, lit.Test.Test]]:
     )
     tests = lit.discovery.find_tests_for_inputs(config, [str(TEST_DIR)])
     if FORK and tests:
-        launchers = _start_tool_server(tests[0].config.environment)
-        for suite_config in {id(t.config): t.config for t in tests}.values():
+        launchers, stop = start_tool_server(tests[0].config.environment)
+        atexit.register(stop)
+        for suite_config in dict.fromkeys(t.config for t in tests):  # one per lit suite (hashed by identity)
             path = suite_config.environment.get("PATH", "")
             suite_config.environment["PATH"] = os.pathsep.join([launchers, path])
     return config, {Path(test.getSourcePath()): test for test in tests}
 
 
-def _start_tool_server(environment: dict[str, str]) -> str:
-    """Start this process's tool server (`test/tool_server.py`) in lit's environment; its launchers'
-    folder. The server stops when this process closes the pipe to it (at exit, or when it dies).
-    """
+def start_tool_server(environment: dict[str, str]) -> tuple[str, Callable[[], None]]:
+    """Start a tool server (`test/tool_server.py`) in `environment`: its launchers' folder, and what
+    stops it (closing the pipe to it; it also stops when this process dies)."""
     folder = tempfile.mkdtemp(prefix="sbpc-tools-")
     server = subprocess.Popen(
         [sys.executable, str(TEST_DIR / "tool_server.py"), os.path.join(folder, "socket"), folder],
@@ -128,8 +129,15 @@ def _start_tool_server(environment: dict[str, str]) -> str:
         server.stdin.close()
         shutil.rmtree(folder, ignore_errors=True)
 
-    atexit.register(stop)
-    return folder
+    return folder, stop
+
+
+@pytest.fixture
+def launchers() -> Iterator[Path]:
+    """A tool server of this test's own, in this process's environment: its launchers' folder."""
+    folder, stop = start_tool_server(dict(os.environ))
+    yield Path(folder)
+    stop()
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> LitFile | None:

@@ -22,7 +22,6 @@ import json
 import os
 import random
 import selectors
-import signal
 import socket
 import stat
 import sys
@@ -68,7 +67,6 @@ def _receive(conn: socket.socket) -> tuple[dict[str, object], list[int]]:
 def _child(conn: socket.socket, mains: dict[str, Callable[[], object]]) -> None:
     """Become the tool: take the launcher's descriptors, directory, environment and argv, run its
     `main`, and leave by SystemExit (the normal shutdown) after arranging the status report."""
-    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     request, fds = _receive(conn)
     for target, fd in enumerate(fds):
         os.dup2(fd, target)

@@ -1,30 +1,17 @@
-"""test/tool_server.py: a launched tool behaves as the real executable (output, stdin, exit status)."""
+"""test/tool_server.py: a launched tool behaves as the real executable (output, stdin, exit status).
+`launchers` (test/conftest.py) is a server of the test's own."""
 
 from __future__ import annotations
 
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 SEED = ROOT / "examples" / "seed.mlir"
-
-
-@pytest.fixture
-def launchers(tmp_path: Path) -> object:
-    server = subprocess.Popen(
-        [sys.executable, str(ROOT / "test" / "tool_server.py"), str(tmp_path / "socket"), str(tmp_path)],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-    )
-    assert server.stdout is not None and server.stdin is not None
-    assert server.stdout.readline().strip() == "ready"
-    server.wait()
-    yield tmp_path
-    server.stdin.close()
 
 
 def _both(launchers: Path, tool: str, args: list[str], stdin: str = "") -> tuple[subprocess.CompletedProcess[str], ...]:
