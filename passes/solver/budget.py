@@ -18,7 +18,10 @@
   pass back) exceeds the best plan is in no better plan and is dropped. On the GPT stack with
   issue 13's budget (L=4) 202 of 4,644 choices stay, and HiGHS proves the optimum on them in
   seconds, where on the whole problem it took ~430 s.
-* `close_gap`: fixing, then HiGHS on what is left, from the best plan. `passes/solver/solve.py`
+* `close_gap`: fixing; on the choices left, the knapsack of the rows' shared terms
+  (`knapsack.knapsack`: exact where the arguments' bytes are the budget's question, as on the
+  `cpu` GPT stack, whose 24 identical layers HiGHS's branch and bound did not get through in
+  180 s); then, if that proved nothing, HiGHS on what is left, from the best plan. `passes/solver/solve.py`
   (`solve`) runs these: the unconstrained optimum if it fits, else `lagrangian` and `close_gap`.
 
 Every limit here is a work limit (pricings, HiGHS nodes and simplex iterations), so a plan is a
@@ -44,6 +47,7 @@ from sbpc.passes.solver.factor import (
     quiet_highs,
     solve_mip,
 )
+from sbpc.passes.solver.knapsack import knapsack
 
 
 def program_order(problem: FactorProblem) -> list[int]:
@@ -276,9 +280,10 @@ def close_gap(
     dual: tuple[FactorProblem, Dual] | None, time_limit: float | None = None,
 ) -> tuple[tuple[list[int], float] | None, float, str]:
     """After the dual, if a gap above `MIP_GAP` is left: reduced-cost fixing by `dual` (the problem
-    it priced, a lower bound of `exact`, and its result) where its elimination stays narrow, then
-    HiGHS on the choices left — else HiGHS on the whole of `exact` — started from `plan` (choice,
-    objective); `time_limit`: seconds for that HiGHS run, None for its work limits only.
+    it priced, a lower bound of `exact`, and its result) where its elimination stays narrow, the
+    shared terms' knapsack on the choices left (`_knapsack_within`), and if that proves nothing
+    HiGHS on them — else HiGHS on the whole of `exact` — started from `plan` (choice, objective);
+    `time_limit`: seconds for each of those runs, None for their work limits only.
     Returns the better plan (None: nothing fits), the larger bound and what ran ("" if nothing)."""
     if plan is not None and plan[1] - bound <= 1e-12 * abs(plan[1]):
         return plan, plan[1], ""  # met to rounding: the bound's sums differ from the plan's in the last bits
@@ -287,9 +292,14 @@ def close_gap(
     keep = None
     if plan is not None and dual is not None:
         keep = reduced_domains(dual[0], dual[1], budget, plan[1])
-    if keep is not None and plan is not None:
+    if keep is not None and plan is not None and budget is not None and dual is not None:
+        if any(len(k) == 0 for k in keep):
+            return plan, plan[1], "+fixing"  # every plan within budget costs at least `plan`
+        plan, bound, ran = _knapsack_within(exact, dual[0], keep, budget, plan, bound, time_limit)
+        if ran == "proved":
+            return plan, bound, "+fixing+knapsack"
         found = solve_within(exact, keep, budget, time_limit, plan[0])
-        ran = "+fixing" if any(len(k) == 0 for k in keep) else "+fixing+highs"
+        ran = "+fixing+knapsack+highs" if ran else "+fixing+highs"
         # Every plan outside `keep` costs more than `plan`: the optimum is `plan` or found there.
         bound = max(bound, plan[1] if found is None else min(plan[1], found.lower_bound))
     else:
@@ -300,3 +310,29 @@ def close_gap(
     if found is not None and (plan is None or found.objective < plan[1]):
         plan = (found.choice, found.objective)
     return plan, bound, ran
+
+
+def _knapsack_within(
+    exact: FactorProblem, relaxed: FactorProblem, keep: list[np.ndarray], budget: float,
+    plan: tuple[list[int], float], bound: float, time_limit: float | None,
+) -> tuple[tuple[list[int], float], float, str]:
+    """The knapsack of the rows' shared terms (`knapsack.knapsack`) on `relaxed` (a lower bound of
+    `exact`) over the choices `keep` — where every plan cheaper than `plan` lies, so its bound, or
+    `plan`'s cost if lower, bounds the optimum. Returns the better plan, the larger bound, and
+    "proved" where they meet (the knapsack's plan fits and costs exactly its bound, or nothing in
+    `keep` fits its relaxation: `plan` is the optimum), "ran" where they do not, "" where the
+    knapsack gave no answer (no shared terms, or past its limits)."""
+    found = knapsack(relaxed.restricted(keep), budget, None if time_limit is None else time.perf_counter() + time_limit)
+    if found is None:
+        return plan, bound, ""
+    if found.choice is None:  # no plan in `keep` fits even the relaxation
+        return plan, plan[1], "proved"
+    bound = max(bound, min(plan[1], found.bound))
+    if found.fits:
+        choice = [int(keep[v][c]) for v, c in enumerate(found.choice)]
+        value = exact.value(choice)
+        if value < plan[1]:
+            plan = (choice, value)
+    if plan[1] - bound <= 1e-12 * abs(plan[1]):
+        return plan, plan[1], "proved"
+    return plan, bound, "ran"

@@ -19,7 +19,8 @@ a level is a level, whichever layers' weights used it. On that stack this proves
 (1,255.67 µs, 0.6 % below the dual's plan) in one elimination.
 
 Work limits: at most `MAX_LEVELS` levels (the unit grows to fit) and `MAX_CELLS` cells per table;
-beyond them, or when the rows share nothing, there is no answer (None).
+beyond them, or when the rows share nothing, there is no answer (None). `budget.close_gap` runs it
+on the choices reduced-cost fixing keeps (L=24: 0.9 s there, 5.6 s on every choice).
 """
 
 from __future__ import annotations
@@ -33,9 +34,11 @@ import numpy as np
 from sbpc.passes.solver.factor import FactorProblem
 from sbpc.passes.solver.width import elimination_order
 
-MAX_LEVELS = 512
-"""The most levels of the resource axis: the unit is the largest common divisor of the shared
-terms' byte counts at or above budget / MAX_LEVELS (smaller counts round down, a looser bound)."""
+MAX_LEVELS, MOST_LEVELS = 512, 4096
+"""The levels of the resource axis: first at most MAX_LEVELS (the unit is the largest common divisor
+of the shared terms' byte counts at or above budget / MAX_LEVELS; smaller counts round down, a looser
+bound); where the plan then overflows the budget by that rounding, again with twice the levels, up to
+MOST_LEVELS (the L=48 stack: 128 KiB units count its 64 KiB weight shards as nothing)."""
 MAX_CELLS = 20_000_000
 """The largest table (choices × levels) built before giving up (the L=24 stack's largest: 5 M)."""
 
@@ -43,13 +46,18 @@ MAX_CELLS = 20_000_000
 @dataclass
 class Knapsack:
     """The relaxation's optimum (`bound`, a lower bound of the budgeted problem) and its plan
-    (`choice`), whose exact peak may still exceed the budget (`fits`)."""
+    (`choice`), whose exact peak may still exceed the budget (`fits`); no plan (`choice` None,
+    `bound` infinite) when nothing fits even the relaxation: nothing fits the budget."""
 
     bound: float
-    choice: list[int]
+    choice: list[int] | None
     fits: bool
     levels: int
     solve_s: float
+
+
+class _Infeasible(Exception):
+    """Nothing fits the relaxation."""
 
 
 @dataclass
@@ -83,8 +91,9 @@ def least_rest(problem: FactorProblem, shared: list[int]) -> float:
     return max(r.constant + sum(least[k] for k in r.terms if k not in inside) for r in problem.memory)
 
 
-def _unit(counts: list[int], cap: float) -> int:
-    floor = cap / MAX_LEVELS
+def _unit(counts: list[int], cap: float, levels: int) -> int:
+    """The resource unit for at most about `levels` levels below `cap` (see `MAX_LEVELS`)."""
+    floor = cap / levels
     unit = 0
     for n in counts:
         if n >= floor:
@@ -94,43 +103,62 @@ def _unit(counts: list[int], cap: float) -> int:
 
 def knapsack(problem: FactorProblem, budget: float, deadline: float | None = None) -> Knapsack | None:
     """The relaxation's optimum and plan (see the module docstring); None when the rows share no
-    term, nothing fits the relaxation, a table would exceed `MAX_CELLS`, or `deadline`
-    (`time.perf_counter()` seconds) passes."""
+    term, a table would exceed `MAX_CELLS`, or `deadline` (`time.perf_counter()` seconds) passes."""
     started = time.perf_counter()
     shared = shared_terms(problem)
     if not shared or problem.covers:
         return None
     cap = budget - least_rest(problem, shared)
-    if cap < 0:
-        return None
+    if cap < 0 or any(len(u) == 0 for u in problem.unary):
+        return Knapsack(np.inf, None, False, 0, time.perf_counter() - started)
     per_var: dict[int, np.ndarray] = {}
     for k in shared:
         v, b = problem.memory_terms[k]
         per_var[v] = per_var.get(v, 0.0) + np.asarray(b, dtype=float)
     counts = sorted({int(n) for b in per_var.values() for n in b})
-    unit = _unit(counts, cap)
+    finest = max(math.gcd(*counts), 1)
+    levels, unit = MAX_LEVELS, _unit(counts, cap, MAX_LEVELS)
+    bound = -np.inf
+    while True:
+        found = _at_unit(problem, per_var, cap, unit, deadline)
+        if found is None or found.choice is None:
+            return found
+        bound = found.bound = max(bound, found.bound)
+        found.fits = problem.memory_peak(found.choice) <= budget
+        found.solve_s = time.perf_counter() - started
+        used = sum(float(b[found.choice[v]]) for v, b in per_var.items())
+        if found.fits or used <= cap or unit <= finest:
+            return found  # fits, or the rows' own bytes overflow, not the rounding
+        while levels < MOST_LEVELS and _unit(counts, cap, levels) >= unit:
+            levels *= 2
+        finer = _unit(counts, cap, levels)
+        if finer >= unit:
+            return found
+        unit = finer
+
+
+def _at_unit(
+    problem: FactorProblem, per_var: dict[int, np.ndarray], cap: float, unit: int, deadline: float | None,
+) -> Knapsack | None:
+    """The relaxation with the shared bytes in `unit`s (see `knapsack`)."""
     top = int(cap // unit)
     levels = {v: np.floor(b / unit).astype(np.intp) for v, b in per_var.items()}
     total_least = sum(int(lv.min()) for lv in levels.values())
-    if total_least > top:
-        return None
-    done = _eliminate(problem, levels, top, total_least, deadline)
-    if done is None:
-        return None
-    steps, roots = done
-    whole: _Table | None = _Table((), np.zeros(1), 0, 0)
-    for _, table in roots:
-        whole = _convolve(whole, table, (), top)  # type: ignore[arg-type]
-        if whole is None:
+    try:
+        if total_least > top:
+            raise _Infeasible
+        done = _eliminate(problem, levels, top, total_least, deadline)
+        if done is None:
             return None
-    assert whole is not None
+        steps, roots = done
+        whole = _Table((), np.zeros(1), 0, 0)
+        for _, table in roots:
+            whole = _convolve(whole, table, (), top)
+    except _Infeasible:
+        return Knapsack(np.inf, None, False, top + 1, 0.0)
     best = int(np.argmin(whole.values))
-    bound = float(whole.values[best])
-    if not np.isfinite(bound):
-        return None
     choice = _read_back(problem, steps, roots, whole.low + best)
-    fits = problem.memory_peak(choice) <= budget
-    return Knapsack(bound, choice, fits, top + 1, time.perf_counter() - started)
+    return Knapsack(float(whole.values[best]), choice, False, top + 1, 0.0)
 
 
 _Step = tuple[int, tuple[int, ...], list[tuple[int, _Table]], int]
@@ -179,18 +207,13 @@ def _eliminate(
                     holding[w].discard(fid)
         least = sum(t.least for _, t in consumed)
         high = top - (total_least - least)  # the variables not eliminated here need their least levels
-        total: _Table | None = _Table(order, np.zeros((1,) * (len(order) + 1)), 0, 0)
+        total = _Table(order, np.zeros((1,) * (len(order) + 1)), 0, 0)
         for _, table in consumed:
-            total = _convolve(total, table, order, high)  # type: ignore[arg-type]
-            if total is None:
-                return None
-        assert total is not None
+            total = _convolve(total, table, order, high)
         total.values = np.broadcast_to(total.values, tuple(sizes[w] for w in order) + total.values.shape[-1:])
         if total.values.size > MAX_CELLS:
             return None
         reduced = _trimmed(_Table(order[:-1], total.values.min(axis=-2), total.low, least))
-        if reduced is None:
-            return None
         steps.append((x, order, consumed, next_id))
         if reduced.scope:
             tables[next_id] = reduced
@@ -215,16 +238,16 @@ def _expand(table: _Table, order: tuple[int, ...]) -> np.ndarray:
     return moved.reshape(shape)
 
 
-def _convolve(a: _Table, b: _Table, order: tuple[int, ...], high: int) -> _Table | None:
-    """a ⊕ b over `order`: costs added, levels convolved (min-plus), levels above `high` cut;
-    None if nothing is left."""
+def _convolve(a: _Table, b: _Table, order: tuple[int, ...], high: int) -> _Table:
+    """a ⊕ b over `order`: costs added, levels convolved (min-plus), levels above `high` cut
+    (`_Infeasible` if none is left)."""
     x, y = _expand(a, order), _expand(b, order)
     if x.shape[-1] > y.shape[-1]:
         x, y = y, x
     low = a.low + b.low
     n = min(x.shape[-1] + y.shape[-1] - 1, high - low + 1)
     if n <= 0:
-        return None
+        raise _Infeasible
     if x.shape[-1] == 1:
         return _Table(order, x + y[..., :n], low, a.least + b.least)
     out = np.full((*np.broadcast_shapes(x.shape[:-1], y.shape[:-1]), n), np.inf)
@@ -236,11 +259,11 @@ def _convolve(a: _Table, b: _Table, order: tuple[int, ...], high: int) -> _Table
     return _Table(order, out, low, a.least + b.least)
 
 
-def _trimmed(table: _Table) -> _Table | None:
-    """`table` without its infeasible lowest and highest levels (None: no feasible level)."""
+def _trimmed(table: _Table) -> _Table:
+    """`table` without its infeasible lowest and highest levels (`_Infeasible`: none is left)."""
     finite = np.flatnonzero(np.isfinite(table.values.reshape(-1, table.values.shape[-1])).any(axis=0))
     if len(finite) == 0:
-        return None
+        raise _Infeasible
     first, last = int(finite[0]), int(finite[-1])
     return _Table(table.scope, np.ascontiguousarray(table.values[..., first:last + 1]), table.low + first, table.least)
 

@@ -68,10 +68,12 @@ def test_knapsack_is_a_bound_and_its_plan_prices_at_it(
         for budget in budgets(p):
             optimum = brute_force(p, budget)
             found = knapsack(p, budget)
-            if found is None:
+            assert found is not None
+            assert found.bound <= optimum + 1e-12, (found.bound, optimum)
+            if found.choice is None:  # nothing fits the relaxation
+                assert not np.isfinite(found.bound) and not np.isfinite(optimum)
                 continue
             checked += 1
-            assert found.bound <= optimum + 1e-12, (found.bound, optimum)
             assert p.value(found.choice) == pytest.approx(found.bound, abs=1e-12)
             assert found.fits == (p.memory_peak(found.choice) <= budget)
             if found.fits:
@@ -80,19 +82,25 @@ def test_knapsack_is_a_bound_and_its_plan_prices_at_it(
     assert checked > 100 and exact > 30, (checked, exact)
 
 
-def test_knapsack_is_the_optimum_where_the_rows_own_bytes_are_fixed() -> None:
-    """With every row's own bytes fixed and integral bytes (one byte a level), the relaxation is
-    the problem: its bound is the optimum and its plan fits."""
+@pytest.mark.parametrize("levels", [4, 512])
+def test_knapsack_is_the_optimum_where_the_rows_own_bytes_are_fixed(
+    levels: int, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With every row's own bytes fixed, the relaxation at one byte a level is the problem: its
+    bound is the optimum and its plan fits — reached from 4 levels too, where rounding overflows
+    the budget and the levels are refined."""
+    monkeypatch.setattr(knapsack_module, "MAX_LEVELS", levels)
     rng = random.Random(7)
     for _ in range(80):
         p = random_problem(rng, own_bytes=False)
         for budget in budgets(p):
             optimum = brute_force(p, budget)
             found = knapsack(p, budget)
+            assert found is not None
             if not np.isfinite(optimum):
-                assert found is None
+                assert found.choice is None and not np.isfinite(found.bound)
                 continue
-            assert found is not None and found.fits
+            assert found.fits
             assert found.bound == pytest.approx(optimum, abs=1e-12)
 
 
@@ -107,9 +115,9 @@ def test_shared_terms_and_least_rest() -> None:
     assert knapsack(p, 10.0) is None
 
 
-def test_solve_proves_by_knapsack_and_agrees_with_highs() -> None:
-    """`solve` under a budget takes the knapsack's plan where it is proved, with the same optimum
-    HiGHS finds (no knapsack) on the same problem."""
+def test_solve_proves_by_knapsack() -> None:
+    """`solve` under a budget: after the dual and fixing, the knapsack on the choices left proves
+    the optimum (brute force's) without HiGHS on most problems, and never gets it wrong."""
     rng = random.Random(3)
     proved = 0
     for _ in range(40):
@@ -122,8 +130,8 @@ def test_solve_proves_by_knapsack_and_agrees_with_highs() -> None:
                 continue
             assert found.objective == pytest.approx(optimum, abs=1e-12)
             assert found.lower_bound == pytest.approx(optimum, abs=1e-12)
-            proved += found.solver == "knapsack"
-    assert proved > 20
+            proved += found.solver.endswith("+knapsack")
+    assert proved > 10, proved
 
 
 def test_cpu_gpt_stack_proved_by_the_knapsack() -> None:
@@ -132,6 +140,6 @@ def test_cpu_gpt_stack_proved_by_the_knapsack() -> None:
     dims = GptDims()
     program = api.parse(gpt_stack(2, dims, "free").replace('"npu"', '"cpu"'))
     section = api.report(program, rule="global", mem=dims.weight_bytes(2) // 4 + 3 * (1 << 20))["global"]
-    assert section["solver"] == "knapsack(shared boxing bounded)"
+    assert section["solver"] == "lagrangian+fixing+knapsack(shared boxing bounded)"
     assert section["gap"] == 0.0
     assert section["objective_s"] == section["lower_bound_s"]

@@ -42,7 +42,7 @@ from sbpc.passes.infer_sbp.local import check_explicit, functions
 from sbpc.passes.solver.anytime import anytime
 from sbpc.passes.solver.budget import Dual, close_gap, lagrangian
 from sbpc.passes.solver.factor import MIP_GAP, FactorProblem, Solution, eliminate, min_budget
-from sbpc.passes.solver.solve import knapsack_relaxation, proved, solve
+from sbpc.passes.solver.solve import solve
 
 
 @dataclass
@@ -156,34 +156,19 @@ def solve_wide(
 def solve_bounded_with_budget(
     problem: GlobalProblem, factors: FactorProblem, budget: int, time_limit: float | None = None,
 ) -> Solution | None:
-    """Under a budget, where shared values are charged per edge: first, where the unconstrained
-    lower-bound twin does not fit, the knapsack of the rows' shared terms on that twin
-    (`solver.knapsack`): its plan is the optimum if it fits and prices exactly at its bound. Else
-    plans from the upper bound (`factors`) and its lower-bound twin — each one's elimination optimum
-    if it fits, else its Lagrangian dual's plan — priced exactly, the twin's bound kept; then, if a
-    gap is left, `close_gap` on the exact problem (those values as `covers`): reduced-cost fixing by
-    the twin's dual and one HiGHS solve of what is left, started from the best plan. One MIP, where
-    solving both bounds as plans would take two. None: nothing fits."""
+    """Under a budget, where shared values are charged per edge: plans from the upper bound
+    (`factors`) and its lower-bound twin — each one's elimination optimum if it fits, else its
+    Lagrangian dual's plan — priced exactly, the twin's bound kept; then, if a gap is left,
+    `close_gap` on the exact problem (those values as `covers`): reduced-cost fixing by the twin's
+    dual and one HiGHS solve of what is left, started from the best plan. One MIP, where solving
+    both bounds as plans would take two. None: nothing fits."""
     started = time.perf_counter()
     plans: list[list[int]] = []
     bound = -np.inf
-    lower = problem.factors(lower=True)
-    relaxed = None
-    unconstrained = eliminate(lower)
-    if unconstrained is not None and lower.memory_peak(unconstrained.choice) > budget:
-        relaxed = knapsack_relaxation(lower, float(budget), time_limit)
-    if relaxed is not None:
-        bound = relaxed.bound
-        if relaxed.fits:
-            value = problem.value(relaxed.choice, factors)
-            if proved(value, relaxed.bound):
-                return Solution(relaxed.choice, value, value, "knapsack(shared boxing bounded)",
-                                time.perf_counter() - started)
-            plans.append(relaxed.choice)
     fixing: tuple[FactorProblem, Dual] | None = None
     solver = "elimination"
-    for fp, is_lower in ((factors, False), (lower, True)):
-        exact = eliminate(fp) if not is_lower else unconstrained
+    for fp, is_lower in ((factors, False), (problem.factors(lower=True), True)):
+        exact = eliminate(fp)
         if exact is None:
             continue  # too wide to eliminate: HiGHS alone
         if fp.memory_peak(exact.choice) <= budget:
@@ -200,7 +185,6 @@ def solve_bounded_with_budget(
     plan, bound, ran = close_gap(problem.factors(covers=True), float(budget), best, bound, fixing, time_limit)
     if plan is None:
         return None
-    solver = ("knapsack+" if relaxed is not None else "") + solver
     return Solution(plan[0], plan[1], min(plan[1], bound), f"{solver}{ran}(shared boxing bounded)",
                     time.perf_counter() - started)
 

@@ -33,7 +33,7 @@
 
 // REPORT:      // sbp-report (rule=global)
 // REPORT:      global: objective {{[0-9.]+}} us = compute {{[0-9.]+}} us + communication {{[0-9.]+}} us; memory 3670016 bytes (3.5 MiB) per device, budget 4194304 bytes (4.0 MiB)
-// REPORT-NEXT: global: solver knapsack in {{[0-9.]+}} s; lower bound {{[0-9.]+}} us, gap 0.0000 %
+// REPORT-NEXT: global: solver lagrangian+fixing+knapsack in {{[0-9.]+}} s; lower bound {{[0-9.]+}} us, gap 0.0000 %
 // REPORT-NEXT: global: free argument %w1 = [B, S(1)]
 // REPORT-NEXT: global: free argument %w2 = [B, S(0)]
 
@@ -47,7 +47,7 @@
 // JSON-NEXT:   "mem_budget": 4194304,
 // JSON-NEXT:   "lower_bound_s": {{[0-9.e-]+}},
 // JSON-NEXT:   "gap": 0.0,
-// JSON-NEXT:   "solver": "knapsack",
+// JSON-NEXT:   "solver": "lagrangian+fixing+knapsack",
 // JSON-NEXT:   "solve_s": {{[0-9.e-]+}},
 // JSON-NEXT:   "free_args": {
 // JSON-NEXT:     "%w1": "[B, S(1)]",

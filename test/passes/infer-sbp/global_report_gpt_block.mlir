@@ -75,7 +75,7 @@
 
 // MEM:      // sbp-report (rule=global)
 // MEM:      global: objective 12.721 us = compute 3.200 us + communication 9.521 us; memory {{[0-9]+}} bytes ({{[0-9.]+}} MiB) per device, budget 3932160 bytes (3.8 MiB)
-// MEM-NEXT: global: solver knapsack+lagrangian+fixing+highs(shared boxing bounded) in {{[0-9.]+}} s; lower bound 12.721 us, gap 0.0000 %
+// MEM-NEXT: global: solver lagrangian+fixing+knapsack+highs(shared boxing bounded) in {{[0-9.]+}} s; lower bound 12.721 us, gap 0.0000 %
 // MEM-NEXT: global: free argument %ln1_g = [B, B]
 
 // SMALL:     gpt_block.mlir:16:1: error: func.func @main: mem=102400 bytes (100.0 KiB) is too small; the smallest budget this function fits is 819712 bytes (800.5 KiB)
