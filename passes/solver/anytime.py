@@ -9,8 +9,10 @@ method (`contest.py`, wave3 §4) on the global problem's pairwise twins:
   need each target, `GlobalProblem.factors(lower=True, pairwise=True)`: at most the exact cost of
   every plan) as a `local.Graph`, its memory rows kept; `lagrange.lagrangian` prices the rows and
   bounds each priced pairwise problem by exact elimination where narrow, else min-sum diffusion —
-  every such bound is a bound of the exact problem (weak duality, and twin ≤ exact);
-* the plans: without a budget, the TRW-S decodings of the diffusion every `DECODE_EVERY` sweeps;
+  every such bound is a bound of the exact problem (weak duality, and twin ≤ exact); without a
+  budget, min-sum diffusion on the twin while `split.ascend` moves each shared value's shares
+  among its consumers toward the exact covers' LP (gen_dag 2000: bound 373 → 470 µs);
+* the plans: without a budget, the best TRW-S decodings met on the way;
   under one, the relaxation's plans and relaxed answers with their prices; from each, the local
   search (`local.improve`: soft-then-hard memory, pair, tree and piece moves) on both twins, and
   every candidate polished by coordinate descent on the exact problem (`Descent`: general factors
@@ -29,19 +31,25 @@ from collections.abc import Callable
 import numpy as np
 
 from sbpc.dialects.units import US_PER_SECOND
-from sbpc.passes.solver.factor import FactorProblem, Solution, cover_marginal, cover_targets, cover_value, eliminate
+from sbpc.passes.solver.factor import (
+    CoverForm,
+    FactorProblem,
+    Solution,
+    cover_marginal,
+    cover_targets,
+    cover_value,
+    eliminate,
+)
 from sbpc.passes.solver.lagrange import Messages, lagrangian, split_bound
 from sbpc.passes.solver.local import Graph, improve
 from sbpc.passes.solver.sharding import Rows
+from sbpc.passes.solver.split import ascend
 
 ROUNDS = 300
 """Local-search rounds from the best start (a tenth from each other start): the primal's work limit."""
-SWEEPS, DECODE_EVERY = 160, 40
-"""Without memory rows: min-sum diffusion sweeps on the lower twin (the bound's work limit), and
-the sweeps between TRW-S decodings, each from half the sweeps on a start for the local search (the
-decoded plans improve as the messages converge: on gen_dag 2000 and the L=24 GPT-stack training
-step 60 sweeps' plans are 20 % dearer than 100's, 200's no better; the GPT-2 L=12 step's decodings
-at 60, 90 and 120 sweeps start a plan 10 % dearer than those at 80, 120 and 160)."""
+FIRST_SWEEPS = 40
+"""Without memory rows: min-sum diffusion sweeps on the lower twin before `split.ascend` moves its
+shares (then a few sweeps after each step): its decodings are the local search's starts."""
 
 
 def pairwise_graph(problem: FactorProblem, budget: float | None) -> Graph:
@@ -162,25 +170,22 @@ class Descent:
 
 def anytime(
     exact: FactorProblem, upper: FactorProblem, lower: FactorProblem, budget: float | None,
-    deadline: float | None = None, rounds: int = ROUNDS,
+    deadline: float | None = None, rounds: int = ROUNDS, shared: list[CoverForm] | None = None,
 ) -> Solution | None:
     """The cheapest plan found for `exact` (within `budget` at its memory rows) and the
-    lower-bound twin's proved bound; None when no plan within the budget was found."""
+    lower-bound twin's proved bound; None when no plan within the budget was found. `shared`: the
+    shared boxings `lower` charges at `split.lower_split` (none: its shares stay)."""
     started = time.perf_counter()
     descent = Descent(exact, budget)
     low = pairwise_graph(lower, budget)
     high = pairwise_graph(upper, budget)
     starts: list[tuple[np.ndarray, np.ndarray | None]] = []
-    if budget is None:  # no rows to price: the pairwise bound by diffusion alone, decoded on the way
+    if budget is None:  # no rows to price: diffusion on the twin while its shares move (`split.ascend`)
         messages, low_bound = Messages(low.unary, low.near), split_bound(low.unary, low.near)
-        swept = 0
-        while swept < SWEEPS and (deadline is None or time.perf_counter() <= deadline):
-            messages.sweep(DECODE_EVERY)
-            swept += DECODE_EVERY
-            low_bound = max(low_bound, messages.bound())
-            if 2 * swept >= SWEEPS:  # decodings before half the sweeps rarely start a good plan
-                starts.insert(0, (messages.decode(), None))
-        bound = (low.constant + low_bound) / US_PER_SECOND
+        messages.sweep(FIRST_SWEEPS)
+        ascent = ascend(messages, shared or [], exact.value, descent.run, low.constant, deadline)
+        starts += [(np.array(choice), None) for _, choice in ascent.plans]
+        bound = (low.constant + max(low_bound, ascent.bound)) / US_PER_SECOND
     else:
         dual = lagrangian(low, exact=_exact(lower), deadline=deadline)
         bound = dual.bound / US_PER_SECOND

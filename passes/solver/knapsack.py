@@ -18,8 +18,9 @@ closed in 180 s, nor the knapsack alone in 120 s at L=12). Here the layers' symm
 a level is a level, whichever layers' weights used it. On that stack this proves the optimum
 (1,255.67 µs, 0.6 % below the dual's plan) in one elimination.
 
-Work limits: at most `MAX_LEVELS` levels (the unit grows to fit) and `MAX_CELLS` cells per table;
-beyond them, or when the rows share nothing, there is no answer (None). `budget.close_gap` runs it
+Work limits: `MAX_LEVELS` levels (the unit grows to fit), refined up to `MOST_LEVELS` where the
+rounding made the plan overflow, and `MAX_CELLS` cells per table; beyond them, or when the rows
+share nothing, there is no answer (None). `budget.close_gap` runs it
 on the choices reduced-cost fixing keeps (L=24: 0.9 s there, 5.6 s on every choice).
 """
 

@@ -12,7 +12,7 @@ layout of `FactorProblem.factors`). A factor whose full table would exceed `MAX_
 (1e6) entries is not built (nor would elimination stay narrow with it): that value is charged per
 consuming edge instead — pairs, an upper bound on its boxing time — and `Shared.exact` is False, so
 the report names it. Its lower-bound twin charges each consumer's boxing to t divided by the
-number of uses that can need t (Σ_t w·[n_t ≥ 1] ≥ Σ_t w·n_t / c_t since n_t ≤ c_t), also pairs:
+number of uses that can need t (Σ_t w·[n_t ≥ 1] ≥ Σ_t w·n_t / c_t since n_t ≤ c_t; `solver.split`), also pairs:
 `global_search` solves that too, for a proved bound, and prices the plan exactly (`seconds`).
 HiGHS reads the factor's structure (its `CoverForm`) rather than its table.
 A value with one priced use keeps the plain pair factor (`global_problem.Edge`). A `to_global`
@@ -30,6 +30,7 @@ from xdsl.ir import SSAValue
 
 from sbpc.dialects.sbp import NdSbpAttr
 from sbpc.passes.solver.factor import CoverForm, cover_marginal, cover_value
+from sbpc.passes.solver.split import lower_split, split_table
 
 MAX_SHARED_TABLE = 1_000_000
 """The largest factor (full-domain entries) a shared value gets; beyond it, per-edge charging."""
@@ -98,15 +99,11 @@ class Shared:
         `lower`, the lower bound (a target of a `to_global` paid once and by no consumer, any
         other split among the consumers that can need it)."""
         form = self.form
-        weight = np.ones(len(self.targets))
-        if lower:
-            able = sum(needs.any(axis=0).astype(float) for needs in form.needs.values())
-            weight = np.where(form.fixed, 0.0, 1.0 / np.maximum(able, 1.0))
-        prices = form.price[form.rows]  # (producer choices, targets)
+        shares = lower_split(form) if lower else {v: np.ones(len(self.targets)) for v in form.needs}
         head = () if form.source is None else (form.source,)
         out: list[tuple[tuple[int, ...], np.ndarray]] = [(head, self.conversions() if head else self.conversions()[0])]
-        for v, needs in form.needs.items():
-            table = prices @ (needs * weight).T
+        for v in form.needs:
+            table = split_table(form, v, shares[v])
             out.append(((*head, v), table if head else table[0]))
         return out
 
