@@ -18,8 +18,8 @@ diffusion sweeps (`lagrange.Messages`, whose pair tables take each step's change
 messages carry over); x is the diffusion's TRW-S decoding, every plan decoded is priced exactly and
 the best few, polished by the caller's descent, are kept as starts. Every step's bound is the
 diffusion's sum of minima of that step's twin: a proved bound whatever the steps were.
-Measured on gen_dag 2000 (`bench/global_wide.py`): bound 372.7 → 470 µs and the best decoded plan
-551 → 504 µs in 80 steps.
+Measured on gen_dag 2000 (`bench/global_wide.py`): bound 372.7 → 471.6 µs and the plan 551.4 →
+480.7 µs in 160 steps (80: 470.8 and 506.3; 240: 471.8 and 480.7, where diffusion's fixed point is).
 """
 
 from __future__ import annotations
@@ -67,8 +67,8 @@ def ascend(
     polish: Callable[[list[int]], list[int]], constant: float, deadline: float | None = None,
     steps: int = STEPS,
 ) -> Ascent:
-    """Projected supergradient steps on the splits of `forms` (which the twin `messages` diffuses
-    was built with at `lower_split`), see the module docstring. `value`: a plan's exact seconds;
+    """Projected supergradient steps on the shares of `forms` (see the module docstring);
+    `messages` diffuses the lower twin built with `lower_split`'s shares of them. `value`: a plan's exact seconds;
     `polish`: a plan improved (exactly); `constant`: the twin's constant (µs), for the steps'
     target. Work limit: `steps`; `deadline` only cuts it short."""
     shares = [lower_split(f) for f in forms]
