@@ -11,7 +11,7 @@ method (`contest.py`, wave3 §4) on the global problem's pairwise twins:
   bounds each priced pairwise problem by exact elimination where narrow, else min-sum diffusion —
   every such bound is a bound of the exact problem (weak duality, and twin ≤ exact); without a
   budget, min-sum diffusion on the twin while `split.ascend` moves each shared value's shares
-  among its consumers toward the exact covers' LP (gen_dag 2000: bound 373 → 470 µs);
+  among its consumers toward the exact covers' LP (gen_dag 2000: bound 372.7 → 471.6 µs);
 * the plans: without a budget, the best TRW-S decodings met on the way;
   under one, the relaxation's plans and relaxed answers with their prices; from each, the local
   search (`local.improve`: soft-then-hard memory, pair, tree and piece moves) on both twins, and

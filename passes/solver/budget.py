@@ -285,8 +285,8 @@ def close_gap(
     HiGHS on them — else HiGHS on the whole of `exact` — started from `plan` (choice, objective);
     `time_limit`: seconds for each of those runs, None for their work limits only.
     Returns the better plan (None: nothing fits), the larger bound and what ran ("" if nothing)."""
-    if plan is not None and plan[1] - bound <= 1e-12 * abs(plan[1]):
-        return plan, plan[1], ""  # met to rounding: the bound's sums differ from the plan's in the last bits
+    if plan is not None and _met(plan[1], bound):
+        return plan, plan[1], ""
     if plan is not None and plan[1] - bound <= MIP_GAP * abs(plan[1]):
         return plan, bound, ""
     keep = None
@@ -333,6 +333,12 @@ def _knapsack_within(
         value = exact.value(choice)
         if value < plan[1]:
             plan = (choice, value)
-    if plan[1] - bound <= 1e-12 * abs(plan[1]):
+    if _met(plan[1], bound):
         return plan, plan[1], "proved"
     return plan, bound, "ran"
+
+
+def _met(value: float, bound: float) -> bool:
+    """Whether a plan of `value` meets `bound` to rounding (the bound's sums differ from the plan's
+    in the last bits): then it is proved optimal."""
+    return value - bound <= 1e-12 * abs(value)

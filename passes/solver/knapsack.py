@@ -53,8 +53,6 @@ class Knapsack:
     bound: float
     choice: list[int] | None
     fits: bool
-    levels: int
-    solve_s: float
 
 
 class _Infeasible(Exception):
@@ -105,13 +103,12 @@ def _unit(counts: list[int], cap: float, levels: int) -> int:
 def knapsack(problem: FactorProblem, budget: float, deadline: float | None = None) -> Knapsack | None:
     """The relaxation's optimum and plan (see the module docstring); None when the rows share no
     term, a table would exceed `MAX_CELLS`, or `deadline` (`time.perf_counter()` seconds) passes."""
-    started = time.perf_counter()
     shared = shared_terms(problem)
     if not shared or problem.covers:
         return None
     cap = budget - least_rest(problem, shared)
     if cap < 0 or any(len(u) == 0 for u in problem.unary):
-        return Knapsack(np.inf, None, False, 0, time.perf_counter() - started)
+        return Knapsack(np.inf, None, False)
     per_var: dict[int, np.ndarray] = {}
     for k in shared:
         v, b = problem.memory_terms[k]
@@ -126,7 +123,6 @@ def knapsack(problem: FactorProblem, budget: float, deadline: float | None = Non
             return found
         bound = found.bound = max(bound, found.bound)
         found.fits = problem.memory_peak(found.choice) <= budget
-        found.solve_s = time.perf_counter() - started
         used = sum(float(b[found.choice[v]]) for v, b in per_var.items())
         if found.fits or used <= cap or unit <= finest:
             return found  # fits, or the rows' own bytes overflow, not the rounding
@@ -156,10 +152,10 @@ def _at_unit(
         for _, table in roots:
             whole = _convolve(whole, table, (), top)
     except _Infeasible:
-        return Knapsack(np.inf, None, False, top + 1, 0.0)
+        return Knapsack(np.inf, None, False)
     best = int(np.argmin(whole.values))
     choice = _read_back(problem, steps, roots, whole.low + best)
-    return Knapsack(float(whole.values[best]), choice, False, top + 1, 0.0)
+    return Knapsack(float(whole.values[best]), choice, False)
 
 
 _Step = tuple[int, tuple[int, ...], list[tuple[int, _Table]], int]
@@ -269,21 +265,30 @@ def _trimmed(table: _Table) -> _Table:
     return _Table(table.scope, np.ascontiguousarray(table.values[..., first:last + 1]), table.low + first, table.least)
 
 
-def _split(parts: list[tuple[np.ndarray, int]], level: int) -> list[int]:
-    """The levels of 1-D tables `parts` (values, low) summing to `level` at the least total cost."""
-    prefix: list[tuple[np.ndarray, int]] = [(np.zeros(1), 0)]
+def _prefixes(parts: list[tuple[np.ndarray, int]], rows: int) -> list[tuple[np.ndarray, int]]:
+    """The running min-plus convolutions of `parts` (values rows × levels, lowest level), from
+    nothing: entry i holds the first i parts' least cost per total level, row by row."""
+    prefix = [(np.zeros((rows, 1)), 0)]
     for values, low in parts:
         prior, prior_low = prefix[-1]
-        out = np.full(len(prior) + len(values) - 1, np.inf)
-        for i, v in enumerate(prior):
-            np.minimum(out[i:i + len(values)], v + values, out=out[i:i + len(values)])
+        out = np.full((rows, prior.shape[1] + values.shape[1] - 1), np.inf)
+        for i in range(prior.shape[1]):
+            np.minimum(out[:, i:i + values.shape[1]], prior[:, i:i + 1] + values, out=out[:, i:i + values.shape[1]])
         prefix.append((out, prior_low + low))
+    return prefix
+
+
+def _split(
+    parts: list[tuple[np.ndarray, int]], prefix: list[tuple[np.ndarray, int]], row: int, level: int,
+) -> list[int]:
+    """The levels of `parts`' row `row` summing to `level` at the least total cost (`prefix`:
+    their `_prefixes`)."""
     chosen: list[int] = []
     for (values, low), (prior, prior_low) in zip(reversed(parts), reversed(prefix[:-1]), strict=True):
-        ks = np.arange(low, low + len(values))
+        ks = np.arange(low, low + values.shape[1])
         at = level - ks - prior_low
-        ok = (at >= 0) & (at < len(prior))
-        cost = np.where(ok, values + prior[np.clip(at, 0, len(prior) - 1)], np.inf)
+        ok = (at >= 0) & (at < prior.shape[1])
+        cost = np.where(ok, values[row] + prior[row, np.clip(at, 0, prior.shape[1] - 1)], np.inf)
         k = int(ks[int(np.argmin(cost))])
         chosen.append(k)
         level -= k
@@ -293,7 +298,8 @@ def _split(parts: list[tuple[np.ndarray, int]], level: int) -> list[int]:
 def _read_back(problem: FactorProblem, steps: list[_Step], roots: list[tuple[int, _Table]], level: int) -> list[int]:
     """The plan of the relaxation's optimum at `level`: each step's variable and the levels of the
     tables it added, given the later steps' choices and the level of the table it left."""
-    assigned = dict(zip((fid for fid, _ in roots), _split([(t.values, t.low) for _, t in roots], level), strict=True))
+    parts = [(t.values[None, :], t.low) for _, t in roots]
+    assigned = dict(zip((fid for fid, _ in roots), _split(parts, _prefixes(parts, 1), 0, level), strict=True))
     choice = [0] * len(problem.unary)
     for x, _, consumed, produced in reversed(steps):
         target = assigned.pop(produced)
@@ -310,18 +316,13 @@ def _read_back(problem: FactorProblem, steps: list[_Step], roots: list[tuple[int
             else:
                 wide.append((fid, values, table.low))
         # The wide tables' levels for every choice of x at once, then x's best choice.
-        prefix: list[tuple[np.ndarray, int]] = [(np.zeros((k, 1)), 0)]
-        for _, values, low in wide:
-            prior, prior_low = prefix[-1]
-            out = np.full((k, prior.shape[1] + values.shape[1] - 1), np.inf)
-            for i in range(prior.shape[1]):
-                np.minimum(out[:, i:i + values.shape[1]], prior[:, i:i + 1] + values, out=out[:, i:i + values.shape[1]])
-            prefix.append((out, prior_low + low))
+        parts = [(values, low) for _, values, low in wide]
+        prefix = _prefixes(parts, k)
         last, last_low = prefix[-1]
         at = target - last_low
         c = int(np.argmin(cost + (last[:, at] if 0 <= at < last.shape[1] else np.inf)))
         choice[x] = c
-        levels = _split([(values[c], low) for _, values, low in wide], target)
+        levels = _split(parts, prefix, c, target)
         for (fid, _, _), s in zip(wide, levels, strict=True):
             assigned[fid] = s
     return choice
