@@ -93,6 +93,23 @@ def cover_marginal(form: CoverForm, v: int, choice: list[int]) -> np.ndarray:
     return form.needs[v].astype(float) @ (cover_row(form, choice) * ~cover_targets(form, choice, without=v))
 
 
+def cover_table(form: CoverForm) -> np.ndarray:
+    """A `CoverForm` tabulated: axes the producer's choices (none without one), then each
+    consumer's in ascending order. Consumers' choices with equal needs are one class until the end."""
+    consumers = sorted(form.needs)
+    needed = form.fixed.reshape((1,) * len(consumers) + (-1,))
+    ids = []
+    for axis, v in enumerate(consumers):
+        classes, of = np.unique(form.needs[v], axis=0, return_inverse=True)
+        shape = [1] * len(consumers) + [len(form.fixed)]
+        shape[axis] = len(classes)
+        needed = needed | classes.reshape(shape)
+        ids.append(of.reshape(-1))
+    table = np.moveaxis(needed.astype(float) @ form.price.T, -1, 0)  # (producer class, consumer classes...)
+    table = table[np.ix_(form.rows, *ids)]
+    return table if form.source is not None else table[0]
+
+
 @dataclass
 class FactorProblem:
     """Domains are `len(unary[v])`; `pairs[(u, v)]` (u < v) has shape (k_u, k_v); each of

@@ -198,13 +198,15 @@ class GlobalProblem:
         """The factor problem: exact, or, where a shared value is charged per edge, an upper bound
         (a lower bound with `lower`); with `covers`, exact for HiGHS alone (such a value as a
         `FactorProblem.covers` term, which elimination cannot read); with `pairwise`, every shared
-        value charged per edge (no factor of three or more variables: `solver.anytime`'s twins)."""
+        value charged per edge (no factor of three or more variables: `solver.anytime`'s twins),
+        but one whose table is over two variables or fewer, kept exact (gen_dag 2000: the lower
+        twin's bound 471.6 -> 472.3 µs)."""
         problem = FactorProblem(
             [v.compute + v.comm for v in self.variables], constant=self.const_compute + self.const_comm)
         for e in self.edges:
             problem.add_pair(e.source, e.consumer, e.table)
         for s in self.shared:
-            if s.table is not None and not pairwise:
+            if s.table is not None and (not pairwise or s.pairwise):
                 problem.add_factor(s.scope, s.table, s.form)
             elif covers:
                 problem.covers.append(s.form)

@@ -142,7 +142,8 @@ def solve_wide(
     else:
         deadline = None if time_limit is None else started + time_limit
         found = anytime(exact, upper, lower, None if budget is None else float(budget), deadline,
-                        shared=[s.form for s in problem.shared])
+                        shared=[s.form for s in problem.shared],
+                        split=[s.form for s in problem.shared if not s.pairwise])
     if sum(len(u) for u in exact.unary) > HIGHS_MAX_CHOICES or (found is not None and found.gap <= MIP_GAP):
         return found
     plan = None if found is None else (found.choice, found.objective)

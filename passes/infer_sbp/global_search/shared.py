@@ -29,7 +29,7 @@ import numpy as np
 from xdsl.ir import SSAValue
 
 from sbpc.dialects.sbp import NdSbpAttr
-from sbpc.passes.solver.factor import CoverForm, cover_marginal, cover_value
+from sbpc.passes.solver.factor import CoverForm, cover_marginal, cover_table, cover_value
 from sbpc.passes.solver.split import lower_split, split_table
 
 MAX_SHARED_TABLE = 1_000_000
@@ -62,6 +62,12 @@ class Shared:
     def exact(self) -> bool:
         return self.table is not None
 
+    @property
+    def pairwise(self) -> bool:
+        """Whether its table is over at most two variables (no producer variable and two
+        consumers, or one consumer using it twice): the twins keep it exact."""
+        return self.table is not None and len(self.scope) <= 2
+
     def size(self, domains: list[int]) -> int:
         return math.prod(domains[v] for v in self.scope)
 
@@ -72,17 +78,7 @@ class Shared:
         self.scope = (*([] if form.source is None else [form.source]), *consumers)
         if self.size(domains) > MAX_SHARED_TABLE:
             return
-        needed = form.fixed.reshape((1,) * len(consumers) + (-1,))
-        ids = []
-        for axis, v in enumerate(consumers):
-            classes, of = np.unique(form.needs[v], axis=0, return_inverse=True)
-            shape = [1] * len(consumers) + [len(self.targets)]
-            shape[axis] = len(classes)
-            needed = needed | classes.reshape(shape)
-            ids.append(of.reshape(-1))
-        table = np.moveaxis(needed.astype(float) @ form.price.T, -1, 0)  # (producer class, consumer classes...)
-        table = table[np.ix_(form.rows, *ids)]
-        self.table = table if form.source is not None else table[0]
+        self.table = cover_table(form)
 
     def marginal(self, v: int, choice: list[int]) -> np.ndarray:
         """Per choice of consumer v, what its use adds to the value's boxing given the others'
