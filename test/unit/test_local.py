@@ -80,3 +80,38 @@ def test_tree_pick_is_the_tree_optimum_given_the_rest(seed: int, root: int) -> N
         other[members] = combo
         best = min(best, graph.value(other))
     assert graph.value(trial) == pytest.approx(best)
+
+
+def coordinated_star(leaves: int) -> Graph:
+    """A hub whose choice 1 is cheaper only with every leaf at its choice 1 too: from all zeros,
+    no single variable nor pair gains (a leaf's 1 against the hub's 0 costs 10), the star does."""
+    unary = [np.array([0.0, -2.0 * leaves])] + [np.array([0.0, 1.0]) for _ in range(leaves)]
+    near: list[list[tuple[int, np.ndarray]]] = [[] for _ in range(leaves + 1)]
+    m = np.array([[0.0, 10.0], [10.0, 0.0]])
+    for b in range(1, leaves + 1):
+        near[0].append((b, m))
+        near[b].append((0, m.T))
+    empty = [np.zeros(0, np.int64)] * (leaves + 1)
+    return Graph(unary, near, Rows.from_dense(empty, [np.zeros((0, 2))] * (leaves + 1), np.zeros(0), np.inf))
+
+
+def test_a_star_move_moves_a_hub_with_its_leaves() -> None:
+    graph = coordinated_star(2 * HUB)
+    search = Search(graph, np.zeros(2 * HUB + 1, np.int64))
+    search.descend(np.arange(2 * HUB + 1), feasible=True, sweeps=10, deadline=None)
+    assert not search.pair_moves(None) and not search.choice.any()
+    assert search.star_moves(None)
+    assert search.choice.tolist() == [1] * (2 * HUB + 1)
+    assert graph.value(search.choice) == pytest.approx(-2.0 * HUB * 2 + 2 * HUB)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_star_moves_keep_the_rows_and_never_raise_the_value(seed: int) -> None:
+    graph = star(seed, 3 * HUB)
+    found = improve(graph, rounds=0)
+    if found is None:
+        return
+    search = Search(graph, found[0])
+    before = graph.value(search.choice)
+    search.star_moves(None)
+    assert search.within() and graph.value(search.choice) <= before + 1e-9
