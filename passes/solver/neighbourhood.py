@@ -107,8 +107,10 @@ class Neighbourhoods:
         falls (and `accept`, the memory rows, holds); `polish` runs on every kept plan."""
         rng = np.random.default_rng(seed)
         plan, value = list(plan), self.problem.value(plan)
-        n = len(plan)
-        for start in rng.integers(0, n, size=windows).tolist():
+        free = np.flatnonzero(np.array(self.sizes) > 1)  # a variable without a choice is no seed
+        if not len(free):
+            return plan
+        for start in free[rng.integers(0, len(free), size=windows)].tolist():
             if deadline is not None and time.perf_counter() > deadline:
                 break
             window = self.window(start, rng)
