@@ -7,9 +7,10 @@ seed over every term of the exact problem (pairs, tabled factors, covers) is hel
 eliminate: each term is folded at the held variables' choices (a pair into a unary, a factor
 sliced, a cover's held consumers into its fixed targets and a held producer into its price row,
 then tabulated), and the window's optimum given the rest replaces its choices where cheaper.
-Seeds come from a seeded generator, and their count is the work limit. Measured on gen_dag 2000
-(no budget): from the ascent's best start, 489.9 -> 472.8 µs in 1,000 windows of 16 (6 s); the
-exact problem's LP bound is 472.68 µs (HiGHS, interior point, 842 s).
+Seeds are every variable with a choice in a seeded random order (again, until the count of
+windows, the work limit, is reached). Measured on gen_dag 2000 (no budget), from the ascent's best
+start: 489.9 -> 472.8 µs in 2,000 windows (10 s), where the exact problem's LP bound is 472.68 µs
+(HiGHS, interior point, 842 s); with `--seed 1`, 557.9 -> 538.3 µs.
 """
 
 from __future__ import annotations
@@ -22,9 +23,12 @@ import numpy as np
 
 from sbpc.passes.solver.factor import CoverForm, FactorProblem, cover_table, eliminate
 
-WINDOW = 16
-"""Variables per window."""
-WINDOWS = 1000
+SHAPES = ((16, None), (32, 3))
+"""Windows' shapes, taken in turn: (variables, neighbours taken from each one reached; None: all).
+A window from a variable of degree 6 with all its neighbours reaches two steps; some better plans
+change a path of 6-7 ops at once (gen_dag 2000, seed 1: two such moves of 8.4 µs each), which the
+narrower, deeper windows reach."""
+WINDOWS = 2000
 """Windows per search: its work limit."""
 MAX_FOLDED = 20_000
 """The largest folded cover a window may hold (a variable that would make one larger is left out):
@@ -59,9 +63,11 @@ class Neighbourhoods:
                 near[w].update(scope)
         self.near = [sorted(around - {v}) for v, around in enumerate(near)]
 
-    def window(self, seed: int, rng: np.random.Generator, size: int = WINDOW) -> list[int]:
-        """Up to `size` variables breadth-first from `seed` (neighbours in random order), leaving
-        out a variable that would make a folded cover's table exceed `MAX_FOLDED`."""
+    def window(self, seed: int, rng: np.random.Generator, size: int = SHAPES[0][0],
+               branch: int | None = None) -> list[int]:
+        """Up to `size` variables breadth-first from `seed` (neighbours in random order, at most
+        `branch` of each), leaving out a variable that would make a folded cover's table exceed
+        `MAX_FOLDED`."""
         folded: dict[int, int] = {}  # per cover, its folded table's size so far
         got: list[int] = []
         seen, queue = {seed}, deque([seed])
@@ -72,7 +78,7 @@ class Neighbourhoods:
                 continue
             folded.update(grown)
             got.append(a)
-            for b in rng.permutation(self.near[a]).tolist():
+            for b in rng.permutation(self.near[a])[:branch].tolist():
                 if b not in seen:
                     seen.add(b)
                     queue.append(b)
@@ -110,10 +116,11 @@ class Neighbourhoods:
         free = np.flatnonzero(np.array(self.sizes) > 1)  # a variable without a choice is no seed
         if not len(free):
             return plan
-        for start in free[rng.integers(0, len(free), size=windows)].tolist():
+        seeds = np.concatenate([rng.permutation(free) for _ in range(-(-windows // len(free)))])[:windows]
+        for k, start in enumerate(seeds.tolist()):
             if deadline is not None and time.perf_counter() > deadline:
                 break
-            window = self.window(start, rng)
+            window = self.window(start, rng, *SHAPES[k % len(SHAPES)])
             folded = self.fold(window, plan)
             best = eliminate(folded)
             if best is None or best.objective >= folded.value([plan[v] for v in window]) - 1e-12 * abs(value):
