@@ -89,7 +89,7 @@ class Neighbourhoods:
         less the terms that do not depend on the window."""
         problem, inside = self.problem, {v: k for k, v in enumerate(window)}
         out = FactorProblem([np.asarray(problem.unary[v], dtype=float).copy() for v in window])
-        for u, v in {key for w in window for key in self.pairs[w]}:
+        for u, v in sorted({key for w in window for key in self.pairs[w]}):
             table = problem.pairs[u, v]
             if u in inside and v in inside:
                 out.add_factor((inside[u], inside[v]), table)

@@ -148,10 +148,11 @@ def _state_split_over_data(fn: object) -> tuple[int, int]:
     return total, split
 
 
-def zero_budget_acceptance(program: sbpc.Program, limit: str = "") -> None:
+def zero_budget_acceptance(program: sbpc.Program, limit: str = "", data_axis: bool = True) -> None:
     """Without `mem` no moment is split over the data axis (plain DP + TP); under a budget half-way
     between that plan's memory and the same plan with its moments halved over the data axis (ZeRO-1's),
-    the plan fits and shards the optimizer state over the data axis. `limit`: e.g. ` time-limit=300`,
+    the plan fits and shards the optimizer state (over the data axis, unless not `data_axis`: where
+    the plan is not proved optimal, which axis is the search's). `limit`: e.g. ` time-limit=300`,
     seconds per HiGHS run (the plan it returns still fits: it starts from one that does)."""
     free = sbpc.compile(program, f"infer-sbp{{rule=global{limit}}}").module
     state, split = _state_split_over_data(_function(free))
@@ -163,7 +164,7 @@ def zero_budget_acceptance(program: sbpc.Program, limit: str = "") -> None:
     planned.verify()
     assert plan_objective(planned).memory_bytes <= budget
     sharded, split = _state_split_over_data(_function(planned))
-    assert split > 0 and sharded < state
+    assert sharded < state and (split > 0 or not data_axis)
 
 
 MLP_BLOCK = """
@@ -190,7 +191,10 @@ def test_gpt_mlp_block_shards_optimizer_state_under_memory() -> None:
 
 @pytest.mark.exhaustive  # minutes: HiGHS on a 4-layer step, each run limited to 300 s
 def test_gpt_stack_4_layers_shards_optimizer_state_under_memory() -> None:
-    zero_budget_acceptance(gpt_step(4), " time-limit=300")
+    """Not proved within the limits: since session 15 the plan (358.0 µs, 23.7 MB) shards the
+    moments over the model axis (8.3 of 12.6 MB a device), 4.8 % cheaper than the data-axis split
+    found before (376.1 µs)."""
+    zero_budget_acceptance(gpt_step(4), " time-limit=300", data_axis=False)
 
 
 @pytest.mark.exhaustive  # ~1 min
