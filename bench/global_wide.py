@@ -7,6 +7,7 @@
 * `stack L`: bench/gen_gpt.py's free-weight GPT stack on a 2x4 "cpu" mesh (the `cpu` device figures)
   under mem = 1/4 of the weights' bytes + 3 MiB (target at L=24: proved optimal within 10 s).
 
+The report replaces the table of `--out` and keeps what follows it (the findings, written by hand).
 Each row is one cold `sbp-opt FILE --infer-sbp='rule=global ...' --sbp-report=json -o /dev/null`,
 stopped after `--limit` seconds (default 600; a stopped row says so): wall seconds, peak memory, and
 the report's objective, lower bound, gap and solver. No time-limit is given to the search itself (its
@@ -93,7 +94,10 @@ def main() -> None:
             lines.append(f"| {name} | `{options}` | {r['wall']:.1f} | {r['rss_mib']:.0f} | "
                          f"{float(r['objective_s']) * 1e6:.2f} | {float(r['lower_bound_s']) * 1e6:.2f} | "
                          f"{float(r['gap']):.2%} | {r['solver']} |")
-    Path(args.out).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    out = Path(args.out)
+    kept = out.read_text(encoding="utf-8") if out.exists() else ""
+    notes = kept[kept.index("\n## "):] if "\n## " in kept else ""  # the findings written by hand stay
+    out.write_text("\n".join(lines) + "\n" + notes, encoding="utf-8")
     print(f"wrote {args.out}")
 
 
