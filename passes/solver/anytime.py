@@ -53,7 +53,7 @@ from sbpc.passes.solver.split import ascend
 ROUNDS = 300
 """Local-search rounds from the best start (a tenth from each other start): the primal's work limit."""
 SHARE_SWEEPS = 5
-"""The most sweeps of `Descent.share_moves` (each a few tenths of a second at 2000 ops)."""
+"""The most sweeps of `Descent.share_moves` (each about 0.1 s at 2000 ops)."""
 FIRST_SWEEPS = 40
 """Without memory rows: min-sum diffusion sweeps on the lower twin before `split.ascend` moves its
 shares (then a few sweeps after each step): its decodings are the local search's starts."""
@@ -280,12 +280,18 @@ def anytime(
         starts += [(choice, prices) for choice, prices in reversed(dual.starts)]
     best: tuple[float, list[int]] | None = None
 
+    def fits(plan: list[int]) -> bool:
+        return budget is None or exact.memory_peak(plan) <= budget * (1 + 1e-12)
+
+    def polish(plan: list[int]) -> list[int]:
+        return descent.share_moves(descent.run(plan))
+
     def consider(choice: np.ndarray) -> None:
         nonlocal best
         plan = [int(c) for c in choice]
-        if budget is not None and exact.memory_peak(plan) > budget * (1 + 1e-12):
+        if not fits(plan):
             return
-        plan = descent.share_moves(descent.run(plan))
+        plan = polish(plan)
         value = exact.value(plan)
         if best is None or value < best[0]:
             best = (value, plan)
@@ -310,9 +316,8 @@ def anytime(
         last = improve(graph, rounds=rounds, deadline=deadline, start=np.array(best[1]))
         if last is not None:
             consider(last[0])
-    windows = Neighbourhoods(exact).search(
-        best[1], lambda c: descent.share_moves(descent.run(c)), accept=None if budget is None else (
-            lambda c: exact.memory_peak(c) <= budget * (1 + 1e-12)), deadline=deadline)
+    windows = Neighbourhoods(exact).search(best[1], polish, accept=None if budget is None else fits,
+                                           deadline=deadline)
     consider(np.array(windows))
     value, plan = best
     return Solution(plan, value, min(value, bound), "lagrangian+local search+windows",
