@@ -7,8 +7,10 @@
    (`factor.eliminate`) where it stays narrow.
 3. Otherwise the memory rows' Lagrangian relaxation (`lagrange.lagrangian`: subgradient prices,
    each relaxed pairwise problem by elimination or min-sum diffusion) gives a proved bound (weak
-   duality) and a start — a plan that fits, or the last relaxed answer with its prices — from which
-   `local.improve` repairs and searches; then where the reduced problem is small
+   duality) and a start — a plan that fits, or the last relaxed answer with its prices; where
+   HiGHS will not run on the whole problem, toulbar2 (`cfn.solve_cfn`) solves the problem priced
+   at multiples of those prices (memory made soft, the contest winner's method) for more starts —
+   from which `local.improve` repairs and searches; then where the reduced problem is small
    enough HiGHS (`factor.solve_mip` over the compressed rows of `sharding.py`) runs from it to
    optimality or its limits; its dual bound is the proof. Where the rows are too many, HiGHS runs
    on a subset grown by the rows its answers violate (`_row_generation`): a relaxation, so its
@@ -31,8 +33,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from sbpc.passes.solver.cfn import solve_cfn
 from sbpc.passes.solver.factor import MIP_UNIT, FactorProblem, eliminate, solve_mip
-from sbpc.passes.solver.lagrange import Dual, lagrangian, split_bound
+from sbpc.passes.solver.lagrange import Dual, lagrangian, priced_unary, split_bound
 from sbpc.passes.solver.local import Graph, improve
 from sbpc.passes.solver.reduce import INFINITE, Infeasible, Reduction, reduce_problem
 from sbpc.passes.solver.sharding import Rows, factor_problem, memory_rows, with_rows
@@ -62,6 +65,12 @@ LAGRANGE_SHARE, REPAIR_SHARE = 0.4, 0.25
 first where it is fast), and the least left to the local search after it. Where row generation
 follows (A, C, D), the relaxation does not run: HiGHS's answers there depend on its share of
 the time (D fell from below the best team to 1.01x and, with a tenth for the relaxation, 2.2x)."""
+CFN_SCALES = (10.0, 100.0, 1.0)
+"""Multiples of the relaxation's prices at which toulbar2 solves the priced problem, in turn
+(`_priced_starts`). Measured from the repaired answers (300 rounds): M 49.93e9 at 10x, 49.93e9 at
+30x, 53.1e9 at 100x (2,000 backtracks); N 209.0e9 at 10x, 210.5e9 at 100x, 213.8e9 at 1x."""
+CFN_SHARE = 0.7
+"""Of a time limit, the point after which no further priced problem is started."""
 ROWS_FIRST, ROWS_ADDED, ROW_ROUNDS = 64, 64, 30
 """Row generation: the rows HiGHS starts with, the most violated added per round, the rounds."""
 
@@ -102,13 +111,45 @@ def _graph(red: Reduction, variables: list[int], rows) -> Graph:  # type: ignore
     return Graph([red.unary[a] for a in variables], near, rows, red.constant)
 
 
-def _repair(graph: Graph, dual: Dual, rounds: int, deadline: float | None) -> tuple[np.ndarray, float] | None:
-    """The local search from each of the relaxation's starts (its best plan, and the relaxed
-    answers with their prices, repaired to fit) with a tenth of the rounds, then from the best
-    plan so found with all of them."""
+def _priced_starts(graph: Graph, prices: np.ndarray, deadline: float | None) -> list[tuple[np.ndarray, np.ndarray]]:
+    """toulbar2's answers to the problem priced at the relaxation's prices times each of
+    `CFN_SCALES` (memory made soft, the contest winner's idea), with those prices: repair starts.
+    Where the prices are all zero, the rows the unpriced answer overflows are priced at the mean
+    cost per byte instead."""
+    starts: list[tuple[np.ndarray, np.ndarray]] = []
+    rows = graph.rows
+    for scale in CFN_SCALES:
+        if deadline is not None and time.perf_counter() > deadline:
+            break
+        if not prices.any():
+            answer = solve_cfn(graph.unary, graph.near, time_limit=_left(deadline))
+            if answer is None:
+                break
+            over = rows.of(answer.choice) > rows.limit
+            if not over.any():
+                return [(answer.choice, prices)]
+            finite = [u[np.isfinite(u)] for u in graph.unary]
+            per_byte = float(np.mean([f.min() for f in finite if len(f)] or [1.0])) / max(rows.limit, 1.0)
+            prices = over * max(per_byte, 1e-12)
+        answer = solve_cfn(priced_unary(graph, scale * prices), graph.near, time_limit=_left(deadline))
+        if answer is not None:
+            starts.append((answer.choice, scale * prices))
+    return starts
+
+
+def _left(deadline: float | None) -> float | None:
+    return None if deadline is None else max(deadline - time.perf_counter(), 1.0)
+
+
+def _repair(graph: Graph, dual: Dual, rounds: int, deadline: float | None,
+            first: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, float] | None:
+    """The local search from each start (`first`, then the relaxation's best plan, and its
+    relaxed answers with their prices, repaired to fit) with a tenth of the rounds, then from the
+    best plan so found with all of them."""
     found = None if dual.plan is None else (dual.plan, dual.value)
     screen = max(rounds // 10, 1)
-    for k, (choice, prices) in enumerate(([(dual.plan, None)] if dual.plan is not None else [])
+    starts: list[tuple[np.ndarray, np.ndarray | None]] = list(first)
+    for k, (choice, prices) in enumerate(starts + ([(dual.plan, None)] if dual.plan is not None else [])
                                          + list(reversed(dual.starts))):
         if k and deadline is not None and time.perf_counter() > deadline:
             break
@@ -169,6 +210,7 @@ def solve_strategy(problem: StrategyProblem, time_limit: float | None = None, ro
     small = pairs <= MIP_PAIR_ENTRIES and rows.entries() <= MIP_ROW_ENTRIES
     share = SMALL_PRIMAL_SHARE if small else PRIMAL_SHARE if pairs <= MIP_PAIR_ENTRIES else 1.0
     span = None if deadline is None else deadline - started
+    first: list[tuple[np.ndarray, np.ndarray]] = []  # toulbar2's starts
     if not small and pairs <= MIP_PAIR_ENTRIES:  # row generation follows: its answers are the plans
         found = improve(graph, rounds=rounds, deadline=None if span is None else started + share * span)
     else:
@@ -176,8 +218,11 @@ def solve_strategy(problem: StrategyProblem, time_limit: float | None = None, ro
                           deadline=None if span is None else started + LAGRANGE_SHARE * span)
         primal_end = None if span is None else max(started + share * span, time.perf_counter() + REPAIR_SHARE * span)
         bound = max(bound, dual.bound)
-        found = _repair(graph, dual, rounds, primal_end)
-    method = "lagrangian+local search"
+        cfn_end = None if span is None else started + CFN_SHARE * span
+        if not small:
+            first = _priced_starts(graph, dual.prices, cfn_end)
+        found = _repair(graph, dual, rounds, primal_end, first)
+    method = "lagrangian+toulbar2+local search" if first else "lagrangian+local search"
     plan = None if found is None else found[0]
     left = None if deadline is None else max(deadline - time.perf_counter(), 1.0)
     if small:  # the whole reduced problem, memory rows and all

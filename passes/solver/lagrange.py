@@ -266,7 +266,7 @@ def lagrangian(graph: Graph, iterations: int = ITERATIONS, deadline: float | Non
         for trial in candidates:
             trial.penalty = prices
             for _ in range(trees):
-                soft_tree(trial, int(rng.integers(n)), n)
+                soft_tree(trial, graph.pick(rng), n)
             trial.descend(order, feasible=False, sweeps=10, deadline=deadline)
         search = min(candidates, key=lambda t: graph.value(t.choice) + float(prices @ t.used))
         over = search.used - limit

@@ -46,6 +46,9 @@ class Graph:
         sizes = np.array([len(u) for u in self.unary], dtype=np.int64)
         self._unary_at = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
         self._unary = np.concatenate(self.unary) if self.unary else np.zeros(0)
+        self.movable = np.flatnonzero(sizes > 1)
+        """The variables with a choice: the roots of random moves (IOPDDL N: 6,166 of 24,875; the
+        rest are single-strategy nodes with a memory term, which no move changes)."""
         ends = [(a, b, m) for a, near in enumerate(self.near) for b, m in near if a < b]
         self._a = np.array([a for a, _, _ in ends], dtype=np.int64)
         self._b = np.array([b for _, b, _ in ends], dtype=np.int64)
@@ -61,6 +64,10 @@ class Graph:
                 self.hubs[a] = (np.concatenate([m for _, m in near], axis=1),
                                 np.concatenate([[0], np.cumsum(widths)[:-1]]).astype(np.int64),
                                 np.array([b for b, _ in near], dtype=np.int64))
+
+    def pick(self, rng: np.random.Generator) -> int:
+        """A random variable with a choice (variable 0 if none has)."""
+        return int(self.movable[rng.integers(len(self.movable))]) if len(self.movable) else 0
 
     def value(self, choice: np.ndarray) -> float:
         choice = np.asarray(choice, dtype=np.int64)
@@ -307,7 +314,7 @@ def tree_move(search: Search, root: int, size: int, scale: float) -> bool:
 
 def _piece(graph: Graph, rng: np.random.Generator, size: int) -> list[int]:
     """A connected set of about `size` variables around a random one (breadth first)."""
-    start = int(rng.integers(len(graph.unary)))
+    start = graph.pick(rng)
     seen, frontier = [start], [start]
     chosen = {start}
     while frontier and len(seen) < size:
@@ -339,7 +346,7 @@ def improve(graph: Graph, rounds: int = 200, seed: int = 0, deadline: float | No
         if search.within():
             break
         for _ in range(TREES):
-            soft_tree(search, int(rng.integers(n)), n)
+            soft_tree(search, graph.pick(rng), n)
         search.descend(order, feasible=False, sweeps=10, deadline=deadline)
         if search.within() or (deadline is not None and time.perf_counter() > deadline):
             break
@@ -363,7 +370,7 @@ def improve(graph: Graph, rounds: int = 200, seed: int = 0, deadline: float | No
     for _ in range(rounds):
         if deadline is not None and time.perf_counter() > deadline:
             break
-        if tree_move(kept, int(rng.integers(n)), int(rng.integers(4, 64)), base):
+        if tree_move(kept, graph.pick(rng), int(rng.integers(4, 64)), base):
             kept.descend(order, feasible=True, sweeps=100, deadline=deadline)
             best, best_value = kept.choice.copy(), graph.value(kept.choice)
     for _ in range(rounds):

@@ -1,0 +1,83 @@
+"""passes/solver/cfn.py (toulbar2 on a pairwise min-sum problem) against brute force, and the
+priced problems' starts of `sbp-solve` (`contest._priced_starts`) on wide generated problems
+whose memory binds."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from sbpc.passes.solver.cfn import solve_cfn
+from sbpc.passes.solver.contest import CFN_SCALES, _graph, _priced_starts
+from sbpc.passes.solver.lagrange import lagrangian
+from sbpc.passes.solver.local import improve
+from sbpc.passes.solver.reduce import reduce_problem
+from sbpc.passes.solver.sharding import memory_rows
+from test.unit.test_lagrange import wide_problem
+
+
+def random_pairwise(seed: int) -> tuple[list[np.ndarray], list[list[tuple[int, np.ndarray]]]]:
+    """Up to 7 variables of 1–4 choices, random pairs, some entries infinite (forbidden)."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(2, 8))
+    unary = [rng.integers(0, 100, int(rng.integers(1, 5))).astype(float) for _ in range(n)]
+    near: list[list[tuple[int, np.ndarray]]] = [[] for _ in range(n)]
+    for a, b in itertools.combinations(range(n), 2):
+        if rng.random() < 0.5:
+            m = rng.integers(0, 80, (len(unary[a]), len(unary[b]))).astype(float)
+            m[rng.random(m.shape) < 0.2] = np.inf
+            near[a].append((b, m))
+            near[b].append((a, m.T))
+    return unary, near
+
+
+def brute(unary: list[np.ndarray], near: list[list[tuple[int, np.ndarray]]]) -> float:
+    best = np.inf
+    for choice in itertools.product(*[range(len(u)) for u in unary]):
+        value = sum(u[c] for u, c in zip(unary, choice, strict=True))
+        value += sum(m[choice[a], choice[b]] for a, around in enumerate(near) for b, m in around if a < b)
+        best = min(best, value)
+    return float(best)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_cfn_finds_and_proves_the_optimum(seed: int) -> None:
+    unary, near = random_pairwise(seed)
+    optimum = brute(unary, near)
+    answer = solve_cfn(unary, near)
+    if not np.isfinite(optimum):
+        assert answer is None
+        return
+    assert answer is not None and answer.optimal
+    value = sum(u[c] for u, c in zip(unary, answer.choice, strict=True))
+    value += sum(m[answer.choice[a], answer.choice[b]] for a, around in enumerate(near) for b, m in around if a < b)
+    assert value == answer.value == optimum == answer.lower
+
+
+def test_cfn_rounds_fractional_costs() -> None:
+    unary = [np.array([0.4, 0.0]), np.array([0.0, 2.6])]
+    m = np.array([[0.0, 0.0], [0.0, 0.0]])
+    answer = solve_cfn(unary, [[(1, m)], [(0, m.T)]])
+    assert answer is not None and answer.choice.tolist() == [0, 0]  # 0.4 rounds to 0: a tie, the first
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_priced_starts_are_plans_that_repair(seed: int) -> None:
+    problem = wide_problem(40, seed)
+    red = reduce_problem(problem)
+    variables = red.variables()
+    graph = _graph(red, variables, memory_rows(red, variables, problem.usage_limit))
+    dual = lagrangian(graph, iterations=20)
+    for prices in (dual.prices, np.zeros_like(dual.prices)):
+        starts = _priced_starts(graph, prices, None)
+        assert 1 <= len(starts) <= len(CFN_SCALES)
+        for choice, priced in starts:
+            assert len(choice) == len(graph.unary)
+            assert all(np.isfinite(u[c]) for u, c in zip(graph.unary, choice, strict=True))
+            assert (priced >= 0).all()
+            found = improve(graph, rounds=20, start=choice, prices=priced)
+            assert found is not None and (graph.rows.of(found[0]) <= graph.rows.limit).all()
+        if not prices.any() and len(starts) == 1 and not starts[0][1].any():
+            assert (graph.rows.of(starts[0][0]) <= graph.rows.limit).all()  # the unpriced answer fit
