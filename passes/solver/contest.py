@@ -111,13 +111,17 @@ def _graph(red: Reduction, variables: list[int], rows) -> Graph:  # type: ignore
     return Graph([red.unary[a] for a in variables], near, rows, red.constant)
 
 
-def _priced_starts(graph: Graph, prices: np.ndarray, deadline: float | None) -> list[tuple[np.ndarray, np.ndarray]]:
+def _priced_starts(graph: Graph, prices: np.ndarray,
+                   deadline: float | None) -> tuple[list[tuple[np.ndarray, np.ndarray]], float]:
     """toulbar2's answers to the problem priced at the relaxation's prices times each of
-    `CFN_SCALES` (memory made soft, the contest winner's idea), with those prices: repair starts.
-    Where the prices are all zero, the rows the unpriced answer overflows are priced at the mean
-    cost per byte instead."""
+    `CFN_SCALES` (memory made soft, the contest winner's idea), with those prices: repair starts;
+    and the best Lagrangian bound their proved lower bounds give (weak duality, as in
+    `lagrange.lagrangian`; less half a unit per variable for the priced unaries' rounding). Where
+    the prices are all zero, the rows the unpriced answer overflows are priced at the mean cost per
+    byte instead."""
     starts: list[tuple[np.ndarray, np.ndarray]] = []
-    rows = graph.rows
+    rows, bound = graph.rows, -math.inf
+    slack = rows.constant - rows.limit
     for scale in CFN_SCALES:
         if deadline is not None and time.perf_counter() > deadline:
             break
@@ -125,16 +129,18 @@ def _priced_starts(graph: Graph, prices: np.ndarray, deadline: float | None) -> 
             answer = solve_cfn(graph.unary, graph.near, time_limit=_left(deadline))
             if answer is None:
                 break
+            bound = max(bound, graph.constant + answer.lower - 0.5 * len(graph.unary))
             over = rows.of(answer.choice) > rows.limit
             if not over.any():
-                return [(answer.choice, prices)]
+                return [(answer.choice, prices)], bound
             finite = [u[np.isfinite(u)] for u in graph.unary]
             per_byte = float(np.mean([f.min() for f in finite if len(f)] or [1.0])) / max(rows.limit, 1.0)
             prices = over * max(per_byte, 1e-12)
         answer = solve_cfn(priced_unary(graph, scale * prices), graph.near, time_limit=_left(deadline))
         if answer is not None:
             starts.append((answer.choice, scale * prices))
-    return starts
+            bound = max(bound, graph.constant + answer.lower - 0.5 * len(graph.unary) + float(scale * prices @ slack))
+    return starts, bound
 
 
 def _left(deadline: float | None) -> float | None:
@@ -220,7 +226,8 @@ def solve_strategy(problem: StrategyProblem, time_limit: float | None = None, ro
         bound = max(bound, dual.bound)
         cfn_end = None if span is None else started + CFN_SHARE * span
         if not small:
-            first = _priced_starts(graph, dual.prices, cfn_end)
+            first, cfn_bound = _priced_starts(graph, dual.prices, cfn_end)
+            bound = max(bound, cfn_bound)
         found = _repair(graph, dual, rounds, primal_end, first)
     method = "lagrangian+toulbar2+local search" if first else "lagrangian+local search"
     plan = None if found is None else found[0]

@@ -15,7 +15,7 @@ from sbpc.passes.solver.lagrange import lagrangian
 from sbpc.passes.solver.local import improve
 from sbpc.passes.solver.reduce import reduce_problem
 from sbpc.passes.solver.sharding import memory_rows
-from test.unit.test_lagrange import wide_problem
+from test.unit.test_lagrange import highs_optimum, wide_problem
 
 
 def random_pairwise(seed: int) -> tuple[list[np.ndarray], list[list[tuple[int, np.ndarray]]]]:
@@ -65,13 +65,17 @@ def test_cfn_rounds_fractional_costs() -> None:
 
 @pytest.mark.parametrize("seed", range(4))
 def test_priced_starts_are_plans_that_repair(seed: int) -> None:
+    """Each start is a plan of finite cost the local search repairs to fit; the bound is below the
+    optimum HiGHS proves."""
     problem = wide_problem(40, seed)
     red = reduce_problem(problem)
     variables = red.variables()
     graph = _graph(red, variables, memory_rows(red, variables, problem.usage_limit))
     dual = lagrangian(graph, iterations=20)
+    best = highs_optimum(problem)
     for prices in (dual.prices, np.zeros_like(dual.prices)):
-        starts = _priced_starts(graph, prices, None)
+        starts, bound = _priced_starts(graph, prices, None)
+        assert bound <= best + 1e-6 * abs(best)
         assert 1 <= len(starts) <= len(CFN_SCALES)
         for choice, priced in starts:
             assert len(choice) == len(graph.unary)
