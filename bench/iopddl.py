@@ -122,7 +122,9 @@ def main() -> None:
         lines.append(f"| {score.inst} | {score.model} | {score.nodes:,} | {limit:g} | {result['time']:.1f} | "
                      f"{cost:,} | {result['bound']:,.0f} | {result['gap']:.4g} | {_ratio(cost, score.best)} | "
                      f"{_ratio(cost, score.xla)} | {_ratio(cost, score.optimum)} |")
-    args.out.write_text("\n".join(lines) + "\n")
+    kept = args.out.read_text(encoding="utf-8") if args.out.exists() else ""
+    notes = kept[kept.index("\n## "):] if "\n## " in kept else ""  # the findings written by hand stay
+    args.out.write_text("\n".join(lines) + "\n" + notes, encoding="utf-8")
     print(f"wrote {args.out}")
 
 

@@ -66,8 +66,13 @@ class Graph:
                                 np.array([b for b, _ in near], dtype=np.int64))
 
     def pick(self, rng: np.random.Generator) -> int:
-        """A random variable with a choice (variable 0 if none has)."""
-        return int(self.movable[rng.integers(len(self.movable))]) if len(self.movable) else 0
+        """A random variable with a choice (variable 0 if none has): a draw over every variable,
+        one without a choice replaced by a movable one, so that a graph with few such variables
+        sees the draws it would without them."""
+        a = int(rng.integers(len(self.unary)))
+        if len(self.unary[a]) > 1 or not len(self.movable):
+            return a
+        return int(self.movable[a % len(self.movable)])
 
     def value(self, choice: np.ndarray) -> float:
         choice = np.asarray(choice, dtype=np.int64)
