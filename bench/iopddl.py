@@ -79,7 +79,13 @@ def run(path: Path, limit: float, solution: Path) -> dict[str, object]:
 
 
 def _ratio(cost: object, other: int | None) -> str:
-    return "" if other is None or not isinstance(cost, int) else f"{cost / other:.4f}"
+    """cost / other to four decimals, or to the first that shows a difference (M: 1.0000099)."""
+    if other is None or not isinstance(cost, int):
+        return ""
+    digits = 4
+    while cost != other and f"{cost / other:.{digits}f}" == f"{1:.{digits}f}" and digits < 12:
+        digits += 1
+    return f"{cost / other:.{digits + (digits > 4)}f}"
 
 
 def main() -> None:
