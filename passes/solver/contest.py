@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sbpc.passes.solver.cfn import solve_cfn
+from sbpc.passes.solver.cfn import CfnAnswer, solve_cfn
 from sbpc.passes.solver.factor import MIP_UNIT, FactorProblem, eliminate, solve_mip
 from sbpc.passes.solver.lagrange import Dual, lagrangian, priced_unary, split_bound
 from sbpc.passes.solver.local import Graph, improve
@@ -122,6 +122,10 @@ def _priced_starts(graph: Graph, prices: np.ndarray,
     starts: list[tuple[np.ndarray, np.ndarray]] = []
     rows, bound = graph.rows, -math.inf
     slack = rows.constant - rows.limit
+
+    def lagrangian_bound(answer: CfnAnswer, priced: np.ndarray) -> float:
+        return graph.constant + answer.lower - 0.5 * len(graph.unary) + float(priced @ slack)
+
     for scale in CFN_SCALES:
         if deadline is not None and time.perf_counter() > deadline:
             break
@@ -129,17 +133,15 @@ def _priced_starts(graph: Graph, prices: np.ndarray,
             answer = solve_cfn(graph.unary, graph.near, time_limit=_left(deadline))
             if answer is None:
                 break
-            bound = max(bound, graph.constant + answer.lower - 0.5 * len(graph.unary))
+            bound = max(bound, lagrangian_bound(answer, prices))
             over = rows.of(answer.choice) > rows.limit
             if not over.any():
                 return [(answer.choice, prices)], bound
-            finite = [u[np.isfinite(u)] for u in graph.unary]
-            per_byte = float(np.mean([f.min() for f in finite if len(f)] or [1.0])) / max(rows.limit, 1.0)
-            prices = over * max(per_byte, 1e-12)
+            prices = over * max(graph.typical_cost() / max(rows.limit, 1.0), 1e-12)
         answer = solve_cfn(priced_unary(graph, scale * prices), graph.near, time_limit=_left(deadline))
         if answer is not None:
             starts.append((answer.choice, scale * prices))
-            bound = max(bound, graph.constant + answer.lower - 0.5 * len(graph.unary) + float(scale * prices @ slack))
+            bound = max(bound, lagrangian_bound(answer, scale * prices))
     return starts, bound
 
 
@@ -154,9 +156,9 @@ def _repair(graph: Graph, dual: Dual, rounds: int, deadline: float | None,
     best plan so found with all of them."""
     found = None if dual.plan is None else (dual.plan, dual.value)
     screen = max(rounds // 10, 1)
-    starts: list[tuple[np.ndarray, np.ndarray | None]] = list(first)
-    for k, (choice, prices) in enumerate(starts + ([(dual.plan, None)] if dual.plan is not None else [])
-                                         + list(reversed(dual.starts))):
+    starts: list[tuple[np.ndarray, np.ndarray | None]] = [
+        *first, *([(dual.plan, None)] if dual.plan is not None else []), *reversed(dual.starts)]
+    for k, (choice, prices) in enumerate(starts):
         if k and deadline is not None and time.perf_counter() > deadline:
             break
         trial = improve(graph, rounds=screen, deadline=deadline, start=choice, prices=prices)
@@ -231,7 +233,7 @@ def solve_strategy(problem: StrategyProblem, time_limit: float | None = None, ro
         found = _repair(graph, dual, rounds, primal_end, first)
     method = "lagrangian+toulbar2+local search" if first else "lagrangian+local search"
     plan = None if found is None else found[0]
-    left = None if deadline is None else max(deadline - time.perf_counter(), 1.0)
+    left = _left(deadline)
     if small:  # the whole reduced problem, memory rows and all
         budget = rows.limit if len(rows.constant) else None
         start = None if plan is None else [int(c) for c in plan]
@@ -267,7 +269,7 @@ def _row_generation(factors: FactorProblem, rows: Rows, graph: Graph, plan: np.n
     for _ in range(ROW_ROUNDS):
         if deadline is not None and time.perf_counter() > deadline - 1.0:
             break
-        left = None if deadline is None else max(deadline - time.perf_counter(), 1.0)
+        left = _left(deadline)
         subset = with_rows(factors, rows, sorted(chosen))
         try:
             found = solve_mip(subset, rows.limit, left, 1e-9, [int(c) for c in best])

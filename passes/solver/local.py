@@ -74,6 +74,12 @@ class Graph:
             return a
         return int(self.movable[a % len(self.movable)])
 
+    def typical_cost(self) -> float:
+        """The mean over the variables of their least finite unary cost (1 if none has one): with the
+        limit, the scale of a first price per byte."""
+        least = [float(np.min(u[np.isfinite(u)])) for u in self.unary if np.isfinite(u).any()]
+        return float(np.mean(least)) if least else 1.0
+
     def value(self, choice: np.ndarray) -> float:
         choice = np.asarray(choice, dtype=np.int64)
         total = self.constant + float(self._unary[self._unary_at + choice].sum())
@@ -345,8 +351,7 @@ def improve(graph: Graph, rounds: int = 200, seed: int = 0, deadline: float | No
         search.penalty = prices.copy()
     rng = np.random.default_rng(seed)
     limit = graph.rows.limit
-    scale = max(float(np.mean([np.min(u[f]) for u, f in zip(graph.unary, finite, strict=True) if f.any()] or [1.0])),
-                1.0) / max(limit, 1.0)
+    scale = max(graph.typical_cost(), 1.0) / max(limit, 1.0)
     for _ in range(150):  # whole-graph trees and ICM, under row prices raised until the plan fits
         if search.within():
             break
