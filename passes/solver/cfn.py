@@ -13,12 +13,16 @@ so a priced answer is a start, never a bound. Infinite entries become the proble
 plan reaches). toulbar2's options are process-wide: every call sets the ones it relies on.
 
 The work limit is a count of backtracks (`BACKTRACKS`), so the answer is a function of the
-problem; a time limit only caps it.
+problem; a time limit only caps it. Hard linear constraints over the choices (memory rows held
+exactly, `Linear`) go in as toulbar2's generalized linear (knapsack) constraints: integer
+coefficients, rounded up, and right-hand sides rounded down, so an answer satisfies the rows as
+given.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -28,6 +32,15 @@ BACKTRACKS = 5_000
 """Backtracks per solve: the work limit (IOPDDL M without memory: the proof took 3,356)."""
 TOP = float(2**60)
 """Above any plan's cost: forbidden entries, and the initial upper bound."""
+
+
+@dataclass
+class Linear:
+    """Σ over `terms` (variable, choice, coefficient ≥ 0) of the coefficient where the variable takes
+    that choice ≤ `bound`."""
+
+    terms: list[tuple[int, int, float]]
+    bound: float
 
 
 @dataclass
@@ -46,9 +59,10 @@ def _integral(costs: np.ndarray) -> list[int]:
 
 
 def solve_cfn(unary: list[np.ndarray], near: list[list[tuple[int, np.ndarray]]], backtracks: int = BACKTRACKS,
-              time_limit: float | None = None) -> CfnAnswer | None:
-    """The least Σ unary + Σ pairs found within `backtracks` (and `time_limit` seconds), or None
-    if toulbar2 found no plan of finite cost. `near[a]` holds (b, matrix a × b) for both ends."""
+              time_limit: float | None = None, linear: Sequence[Linear] = ()) -> CfnAnswer | None:
+    """The least Σ unary + Σ pairs found within `backtracks` (and `time_limit` seconds) under the
+    `linear` constraints, or None if toulbar2 found no plan of finite cost that satisfies them.
+    `near[a]` holds (b, matrix a × b) for both ends."""
     try:  # toulbar2 raises its Contradiction (while posting or solving) when no plan is below the top
         cfn = pytoulbar2.CFN(TOP, verbose=-1)
         pytoulbar2.tb2.option.backtrackLimit = int(backtracks)
@@ -60,6 +74,12 @@ def solve_cfn(unary: list[np.ndarray], near: list[list[tuple[int, np.ndarray]]],
             for b, matrix in around:
                 if a < b:
                     cfn.AddFunction([a, b], _integral(np.asarray(matrix, dtype=float).ravel()))
+        for row in linear:
+            if row.bound < 0:
+                return None
+            terms = [(a, c, math.ceil(w)) for a, c, w in row.terms if w > 0]
+            if terms:
+                cfn.AddGeneralizedLinearConstraint(terms, "<=", math.floor(row.bound))
         found = cfn.Solve(timeLimit=0 if time_limit is None else max(math.ceil(time_limit), 1))
     except pytoulbar2.tb2.Contradiction:
         return None

@@ -10,7 +10,8 @@
    duality) and a start — a plan that fits, or the last relaxed answer with its prices; where
    HiGHS will not run on the whole problem, toulbar2 (`cfn.solve_cfn`) solves the problem priced
    at multiples of those prices (memory made soft, the contest winner's method) for more starts —
-   from which `local.improve` repairs and searches; then where the reduced problem is small
+   from which `local.improve` repairs and searches, the plans so found relinked (`relink.Pool`:
+   the variables on which they differ re-solved together under the rows); then where the reduced problem is small
    enough HiGHS (`factor.solve_mip` over the compressed rows of `sharding.py`) runs from it to
    optimality or its limits; its dual bound is the proof. Where the rows are too many, HiGHS runs
    on a subset grown by the rows its answers violate (`_row_generation`): a relaxation, so its
@@ -38,6 +39,7 @@ from sbpc.passes.solver.factor import MIP_UNIT, FactorProblem, eliminate, solve_
 from sbpc.passes.solver.lagrange import Dual, lagrangian, priced_unary, split_bound
 from sbpc.passes.solver.local import Graph, improve
 from sbpc.passes.solver.reduce import INFINITE, Infeasible, Reduction, reduce_problem
+from sbpc.passes.solver.relink import Pool
 from sbpc.passes.solver.sharding import Rows, factor_problem, memory_rows, with_rows
 from sbpc.passes.solver.strategy import StrategyProblem, evaluate, peak_usage
 
@@ -152,9 +154,12 @@ def _left(deadline: float | None) -> float | None:
 def _repair(graph: Graph, dual: Dual, rounds: int, deadline: float | None,
             first: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, float] | None:
     """The local search from each start (`first`, then the relaxation's best plan, and its
-    relaxed answers with their prices, repaired to fit) with a tenth of the rounds, then from the
-    best plan so found with all of them."""
-    found = None if dual.plan is None else (dual.plan, dual.value)
+    relaxed answers with their prices, repaired to fit) with a tenth of the rounds; after each,
+    the plans so found relinked (`relink.Pool`: where they differ, re-solved together); then
+    the local search from the best plan with all the rounds."""
+    pool = Pool(graph)
+    if dual.plan is not None:
+        pool.add(dual.plan, relink=False)
     screen = max(rounds // 10, 1)
     starts: list[tuple[np.ndarray, np.ndarray | None]] = [
         *first, *([(dual.plan, None)] if dual.plan is not None else []), *reversed(dual.starts)]
@@ -162,8 +167,9 @@ def _repair(graph: Graph, dual: Dual, rounds: int, deadline: float | None,
         if k and deadline is not None and time.perf_counter() > deadline:
             break
         trial = improve(graph, rounds=screen, deadline=deadline, start=choice, prices=prices)
-        if trial is not None and (found is None or trial[1] < found[1]):
-            found = trial
+        if trial is not None:
+            pool.add(trial[0], relink=deadline is None or time.perf_counter() < deadline, time_limit=_left(deadline))
+    found = pool.best()
     if found is None or (deadline is not None and time.perf_counter() > deadline):
         return found
     last = improve(graph, rounds=rounds, deadline=deadline, start=found[0])

@@ -1,0 +1,124 @@
+"""passes/solver/relink.py (a window re-solved exactly under the memory rows; the pool's path
+relinking) against brute force and HiGHS, and cfn.py's hard linear constraints against brute force."""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+
+import numpy as np
+import pytest
+
+from sbpc.passes.solver.cfn import Linear, solve_cfn
+from sbpc.passes.solver.contest import _graph
+from sbpc.passes.solver.local import Graph, improve
+from sbpc.passes.solver.reduce import reduce_problem
+from sbpc.passes.solver.relink import Pool, solve_window, window_rows
+from sbpc.passes.solver.sharding import memory_rows
+from test.unit.test_cfn import random_pairwise
+from test.unit.test_lagrange import highs_optimum, wide_problem
+
+
+def graph_of(n: int, seed: int) -> Graph:
+    problem = wide_problem(n, seed)
+    red = reduce_problem(problem)
+    variables = red.variables()
+    return _graph(red, variables, memory_rows(red, variables, problem.usage_limit))
+
+
+def fits(graph: Graph, plan: np.ndarray) -> bool:
+    return bool((graph.rows.of(plan) <= graph.rows.limit).all())
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_cfn_linear_constraint_against_brute_force(seed: int) -> None:
+    unary, near = random_pairwise(seed)
+    rng = np.random.default_rng(1000 + seed)
+    weights = [rng.integers(0, 10, len(u)).astype(float) for u in unary]
+    bound = float(rng.integers(0, 6 * len(unary)))
+    terms = [(a, c, float(w)) for a, ws in enumerate(weights) for c, w in enumerate(ws)]
+    best = np.inf
+    for choice in itertools.product(*[range(len(u)) for u in unary]):
+        if sum(weights[a][c] for a, c in enumerate(choice)) > bound:
+            continue
+        value = sum(u[c] for u, c in zip(unary, choice, strict=True))
+        value += sum(m[choice[a], choice[b]] for a, around in enumerate(near) for b, m in around if a < b)
+        best = min(best, value)
+    answer = solve_cfn(unary, near, linear=[Linear(terms, bound)])
+    if not np.isfinite(best):
+        assert answer is None
+        return
+    assert answer is not None and answer.optimal and answer.value == best
+    assert sum(weights[a][c] for a, c in enumerate(answer.choice)) <= bound
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_window_of_every_variable_reaches_the_optimum(seed: int) -> None:
+    """With every variable in the window the rows are all there (none lost to the stretches, none
+    loosened), so the answer is the problem's optimum HiGHS proves."""
+    problem = wide_problem(14, seed)
+    red = reduce_problem(problem)
+    variables = red.variables()
+    graph = _graph(red, variables, memory_rows(red, variables, problem.usage_limit))
+    start = improve(graph, rounds=5)
+    assert start is not None
+    better = solve_window(graph, start[0], list(range(len(graph.unary))))
+    plan = start[0] if better is None else better
+    assert fits(graph, plan)
+    assert round(graph.value(plan)) == highs_optimum(problem)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_window_against_brute_force(seed: int) -> None:
+    """A window of a few variables, the rest held at the leanest plan: the best plan that fits among
+    every choice of the window's variables (enumerated), or the plan itself when it is that best."""
+    graph = graph_of(30, seed)
+    plan = np.array([int(np.lexsort((u, graph.rows.total(a)))[0]) for a, u in enumerate(graph.unary)])
+    assert fits(graph, plan)
+    rng = np.random.default_rng(seed)
+    movable = [a for a in range(len(graph.unary)) if len(graph.unary[a]) > 1]
+    window = sorted(rng.choice(movable, size=min(5, len(movable)), replace=False).tolist())
+    best = graph.value(plan)
+    for choice in itertools.product(*[range(len(graph.unary[a])) for a in window]):
+        trial = plan.copy()
+        trial[window] = choice
+        if fits(graph, trial):
+            best = min(best, graph.value(trial))
+    better = solve_window(graph, plan, window)
+    if better is None:
+        assert best == graph.value(plan)
+    else:
+        assert fits(graph, better) and graph.value(better) == best
+        held = np.setdiff1d(np.arange(len(plan)), window)
+        assert (better[held] == plan[held]).all()
+
+
+def test_window_rows_drop_rows_that_cannot_overflow() -> None:
+    """Under a limit no choice can reach, the window has no constraints; under the tightest, every
+    stretch its variables span is one."""
+    graph = graph_of(30, 0)
+    plan = improve(graph, rounds=5)
+    assert plan is not None
+    window = [a for a in range(len(graph.unary)) if len(graph.unary[a]) > 1][:6]
+    loose = dataclasses.replace(graph.rows, limit=float(np.inf))
+    everywhere = np.ones(len(graph.rows.constant), bool)
+    assert window_rows(Graph(graph.unary, graph.near, loose, graph.constant), plan[0], window, everywhere) == []
+    assert window_rows(graph, plan[0], window, everywhere)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_pool_keeps_the_best_plan_that_fits(seed: int) -> None:
+    """Plans from different local-search seeds: the pool's best fits and is no worse than any of
+    them (relinking only ever adds a better plan)."""
+    graph = graph_of(40, seed)
+    pool = Pool(graph)
+    values = []
+    for k in range(4):
+        found = improve(graph, rounds=3, seed=k)
+        assert found is not None
+        values.append(found[1])
+        pool.add(found[0])
+    best = pool.best()
+    assert best is not None
+    assert fits(graph, best[0]) and best[1] == graph.value(best[0]) <= min(values)
+    assert [v for v, _ in pool.plans] == sorted(v for v, _ in pool.plans)
