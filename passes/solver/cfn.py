@@ -59,13 +59,16 @@ def _integral(costs: np.ndarray) -> list[int]:
 
 
 def solve_cfn(unary: list[np.ndarray], near: list[list[tuple[int, np.ndarray]]], backtracks: int = BACKTRACKS,
-              time_limit: float | None = None, linear: Sequence[Linear] = ()) -> CfnAnswer | None:
+              time_limit: float | None = None, linear: Sequence[Linear] = (), lds: int = 0) -> CfnAnswer | None:
     """The least Σ unary + Σ pairs found within `backtracks` (and `time_limit` seconds) under the
     `linear` constraints, or None if toulbar2 found no plan of finite cost that satisfies them.
-    `near[a]` holds (b, matrix a × b) for both ends."""
+    `near[a]` holds (b, matrix a × b) for both ends. `lds` > 0: limited discrepancy search up to
+    that many discrepancies before the complete depth-first search (toulbar2's `-l`), instead of
+    its hybrid best-first search."""
     try:  # toulbar2 raises its Contradiction (while posting or solving) when no plan is below the top
         cfn = pytoulbar2.CFN(TOP, verbose=-1)
         pytoulbar2.tb2.option.backtrackLimit = int(backtracks)
+        pytoulbar2.tb2.option.lds = int(lds)
         for a, costs in enumerate(unary):
             cfn.AddVariable(f"x{a}", range(len(costs)))
         for a, costs in enumerate(unary):  # a single choice's cost goes in as a constant

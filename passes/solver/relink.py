@@ -19,6 +19,9 @@ the plans went.
 
 from __future__ import annotations
 
+import time
+from collections import deque
+
 import numpy as np
 
 from sbpc.passes.solver.cfn import Linear, solve_cfn
@@ -28,13 +31,23 @@ BACKTRACKS = 5_000
 """toulbar2's backtracks per solve of a relinking: its work limit. M's pool of seven plans relinked
 with 2,000 a solve: 49,923,410,711 in 0.8 s; 5,000: 49,923,354,212 in 3.3 s; 100,000:
 49,923,192,667 in 14 s."""
+LDS = 2
+"""toulbar2's limited discrepancy search for a window (`cfn.solve_cfn`): with the rows as knapsack
+constraints its default hybrid best-first search can spend minutes on a few hundred backtracks
+(N: a 1,500-variable window with five rows, 266 backtracks in 82 s, not proved); with LDS it
+proves that window's optimum in 90 backtracks, 1 s."""
 TIGHT = 1e-3
 """A relinking's first rows: those the best plan fills to within this share of the limit."""
 ROW_ROUNDS = 8
 """Rounds of adding the rows an answer overflows before a relinking gives up."""
-TERMS = 1_000_000
-"""The most coefficients a relinking's rows may hold (beyond that, building them in Python and
-toulbar2's propagation outweigh the window; IOPDDL K: 1,000 random variables' rows hold 5.5 M)."""
+TERMS = 20_000
+"""The most coefficients a window's rows may hold; a window whose rows hold more is split in two
+(`TooWide`). toulbar2's knapsack propagation costs in proportion to them at every node: IOPDDL N,
+a 1,500-variable window with 5 rows (4,850 coefficients) proved optimal in 1 s; 1,338 variables
+with 159 rows (103,455), 12 backtracks in 64 s."""
+PIECE = 3
+"""The fewest variables a piece re-solved has (one or two: the local search's single and pair
+moves, which it has made)."""
 WINDOW = 1500
 """The most variables a relinking re-solves: plans join the pool's window best first while it
 stays within this (toulbar2 on all of M's 4,375 with its tight rows found nothing in 150 s)."""
@@ -71,11 +84,16 @@ def window_rows(graph: Graph, plan: np.ndarray, window: list[int], chosen: np.nd
     return out
 
 
+class TooWide(Exception):
+    """A window whose memory rows hold more than `TERMS` coefficients."""
+
+
 def solve_window(graph: Graph, plan: np.ndarray, window: list[int], backtracks: int = BACKTRACKS,
                  time_limit: float | None = None) -> np.ndarray | None:
     """`plan` with the window's choices re-solved by toulbar2 under the memory rows, if that is
     cheaper and fits; else None. The rows go in as they bind (row generation): first those the
-    plan fills to within `TIGHT` of the limit, then, per round, the ones the answer overflows."""
+    plan fills to within `TIGHT` of the limit, then, per round, the ones the answer overflows.
+    Raises `TooWide` when they hold more than `TERMS` coefficients."""
     index = {a: i for i, a in enumerate(window)}
     unary = []
     near: list[list[tuple[int, np.ndarray]]] = [[] for _ in window]
@@ -92,8 +110,8 @@ def solve_window(graph: Graph, plan: np.ndarray, window: list[int], backtracks: 
     for _ in range(ROW_ROUNDS):
         linear = window_rows(graph, plan, window, chosen)
         if sum(len(row.terms) for row in linear) > TERMS:
-            return None
-        answer = solve_cfn(unary, near, backtracks, time_limit, linear)
+            raise TooWide
+        answer = solve_cfn(unary, near, backtracks, time_limit, linear, LDS)
         if answer is None:
             return None
         better = plan.copy()
@@ -107,11 +125,31 @@ def solve_window(graph: Graph, plan: np.ndarray, window: list[int], backtracks: 
     return None
 
 
+def pieces(graph: Graph, variables: np.ndarray, size: int = WINDOW) -> list[list[int]]:
+    """The connected components of the graph on `variables`, largest first, each one larger than
+    `size` cut into breadth-first pieces of that size; none smaller than `PIECE`."""
+    inside = set(variables.tolist())
+    out: list[list[int]] = []
+    while inside:
+        root = min(inside)
+        inside.discard(root)
+        queue, part = deque([root]), []
+        while queue:
+            a = queue.popleft()
+            part.append(a)
+            for b, _ in graph.near[a]:
+                if b in inside:
+                    inside.discard(b)
+                    queue.append(b)
+        out.extend(sorted(part[k:k + size]) for k in range(0, len(part), size))
+    return sorted((part for part in out if len(part) >= PIECE), key=lambda part: (-len(part), part[0]))
+
+
 class Pool:
-    """Plans that fit, found from different starts; each added one relinks the pool: the best plan
-    with every variable on which the others differ from it re-solved together (`solve_window`).
-    The others join the window best first, each while it stays within `WINDOW` variables. A
-    window already solved around the same best plan is not solved again (the one record kept)."""
+    """Plans that fit, found from different starts, relinked with the best as they come (`relink`:
+    the variables on which two plans differ re-solved together by `solve_window`, the rest held at
+    the best). A window already solved around the same best plan is not solved again (the one
+    record kept)."""
 
     def __init__(self, graph: Graph, backtracks: int = BACKTRACKS):
         self.graph = graph
@@ -126,20 +164,63 @@ class Pool:
         self.plans.append((self.graph.value(plan), plan))
         self.plans.sort(key=lambda entry: entry[0])
 
-    def add(self, plan: np.ndarray, relink: bool = True, time_limit: float | None = None) -> None:
-        """Add `plan`, then (if `relink`) relink the pool; a better plan found joins it."""
+    def add(self, plan: np.ndarray, relink: bool = True, deadline: float | None = None) -> None:
+        """Add `plan`, then (if `relink`) relink it with the best (or, if it is the best, the best
+        with the next); a better plan found joins the pool."""
         self._insert(plan)
-        if not relink or len(self.plans) < 2:
+        if relink and len(self.plans) > 1:
+            self.relink(plan if plan is not self.plans[0][1] else self.plans[1][1], deadline)
+
+    def relink(self, other: np.ndarray, deadline: float | None = None) -> None:
+        """Relink the best plan with `other` (any plan: one that does not fit gives its choices as
+        well): the variables on which the two differ, with those on which the pool's others differ
+        from the best while the window stays within `WINDOW` (best first), re-solved together; or,
+        where the two alone differ on more, their difference a connected piece at a time."""
+        if not self.plans:
             return
-        best, window = self.plans[0][1], set[int]()
-        for _, other in self.plans[1:]:
-            grown = window | set(np.flatnonzero(other != best).tolist())
+        best = self.plans[0][1]
+        differ = np.flatnonzero(other != best)
+        if len(differ) > WINDOW:
+            self._solve(best, pieces(self.graph, differ), deadline)
+            return
+        window = set(differ.tolist())
+        for _, more in self.plans[1:]:
+            grown = window | set(np.flatnonzero(more != best).tolist())
             if len(grown) <= WINDOW:
                 window = grown
-        key = (best.tobytes(), frozenset(window))
-        if not window or (self._solved is not None and key[0] == self._solved[0] and key[1] <= self._solved[1]):
-            return
-        self._solved = key
-        better = solve_window(self.graph, best, sorted(window), self.backtracks, time_limit)
-        if better is not None:
-            self._insert(better)
+        if window:
+            self._solve(best, [sorted(window)], deadline)
+
+    def sweep(self, deadline: float | None = None) -> None:
+        """Relink the best plan with each other plan of the pool in turn, a connected piece of their
+        difference at a time, until a whole pass finds nothing better."""
+        improved = True
+        while improved and (deadline is None or time.perf_counter() < deadline):
+            before = self.plans[0][0]
+            for _, other in list(self.plans[1:]):
+                best = self.plans[0][1]
+                self._solve(best, pieces(self.graph, np.flatnonzero(other != best)), deadline)
+            improved = self.plans[0][0] < before
+
+    def _solve(self, best: np.ndarray, windows: list[list[int]], deadline: float | None) -> None:
+        """Re-solve each window in turn around the best plan so far; a window whose rows are too
+        wide is replaced by the connected halves of it."""
+        current, queue = best, deque(windows)
+        while queue:
+            if deadline is not None and time.perf_counter() > deadline:
+                break
+            window = queue.popleft()
+            key = (current.tobytes(), frozenset(window))
+            if self._solved is not None and key[0] == self._solved[0] and key[1] <= self._solved[1]:
+                continue
+            left = None if deadline is None else max(deadline - time.perf_counter(), 1.0)
+            try:
+                better = solve_window(self.graph, current, window, self.backtracks, left)
+            except TooWide:
+                queue.extendleft(reversed(pieces(self.graph, np.array(window), (len(window) + 1) // 2)))
+                continue
+            self._solved = key
+            if better is not None:
+                current = better
+        if current is not best:
+            self._insert(current)
