@@ -154,14 +154,14 @@ def _left(deadline: float | None) -> float | None:
 def _repair(graph: Graph, dual: Dual, rounds: int, deadline: float | None,
             first: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, float] | None:
     """The local search from each start (`first`, then the relaxation's best plan, and its
-    relaxed answers with their prices, repaired to fit) with a thirtieth of the rounds; after each,
+    relaxed answers with their prices, repaired to fit) with a tenth of the rounds; after each,
     the plan found relinked with the best (`relink.Pool`: where they differ, re-solved together);
-    after the last, the best relinked with each in turn (`Pool.sweep`); then the local search from
-    the best plan with all the rounds, and the sweep again from its answer."""
+    then the local search from the best plan with all the rounds, and, in the time left, the best
+    relinked with each plan in turn (`Pool.sweep`)."""
     pool = Pool(graph)
     if dual.plan is not None:
         pool.add(dual.plan, relink=False)
-    screen = max(rounds // 30, 1)
+    screen = max(rounds // 10, 1)
     starts: list[tuple[np.ndarray, np.ndarray | None]] = [
         *first, *([(dual.plan, None)] if dual.plan is not None else []), *reversed(dual.starts)]
     for k, (choice, prices) in enumerate(starts):
@@ -170,14 +170,13 @@ def _repair(graph: Graph, dual: Dual, rounds: int, deadline: float | None,
         trial = improve(graph, rounds=screen, deadline=deadline, start=choice, prices=prices)
         if trial is not None:
             pool.add(trial[0], relink=deadline is None or time.perf_counter() < deadline, deadline=deadline)
-    pool.sweep(deadline)
     found = pool.best()
     if found is None or (deadline is not None and time.perf_counter() > deadline):
         return found
     last = improve(graph, rounds=rounds, deadline=deadline, start=found[0])
     if last is not None and last[1] < found[1]:
         pool.add(last[0], relink=False)
-        pool.sweep(deadline)
+    pool.sweep(deadline)
     return pool.best()
 
 

@@ -41,7 +41,7 @@ TIGHT = 1e-3
 ROW_ROUNDS = 8
 """Rounds of adding the rows an answer overflows before a relinking gives up."""
 TERMS = 20_000
-"""The most coefficients a window's rows may hold; a window whose rows hold more is split in two
+"""The most coefficients a window's rows may hold; a window whose rows would hold more is split in two
 (`TooWide`). toulbar2's knapsack propagation costs in proportion to them at every node: IOPDDL N,
 a 1,500-variable window with 5 rows (4,850 coefficients) proved optimal in 1 s; 1,338 variables
 with 159 rows (103,455), 12 backtracks in 64 s."""
@@ -53,12 +53,17 @@ WINDOW = 1500
 stays within this (toulbar2 on all of M's 4,375 with its tight rows found nothing in 150 s)."""
 
 
+class TooWide(Exception):
+    """A window whose memory rows hold more than `TERMS` coefficients."""
+
+
 def window_rows(graph: Graph, plan: np.ndarray, window: list[int], chosen: np.ndarray) -> list[Linear]:
     """The memory rows `chosen` (a mask) as constraints on the window's choices, the rest held at
     `plan`: one per stretch of rows on which the same spans of window variables vary with their
     choice (the stretch's row with the most usage from the rest stands for all of it), for the
     stretches holding a chosen row where even the window's largest usages could overflow.
-    Coefficients are each variable's usage above its least, so that they are ≥ 0."""
+    Coefficients are each variable's usage above its least, so that they are ≥ 0. Raises `TooWide`
+    as soon as they would hold more than `TERMS` (counting every choice of each live variable)."""
     rows = graph.rows
     used = rows.of(plan)
     spans = [(lo, hi, i, u) for i, a in enumerate(window)
@@ -70,7 +75,7 @@ def window_rows(graph: Graph, plan: np.ndarray, window: list[int], chosen: np.nd
     for lo, hi, i, u in spans:
         for k in wanted.intersection(range(at[lo], at[hi])):
             live[k].append((i, u))
-    out = []
+    out, count = [], 0
     for k in sorted(wanted):
         if not live[k]:
             continue
@@ -79,17 +84,16 @@ def window_rows(graph: Graph, plan: np.ndarray, window: list[int], chosen: np.nd
         least = sum(float(u.min()) for _, u in live[k])
         if rest + sum(float(u.max()) for _, u in live[k]) <= rows.limit:
             continue
+        count += sum(len(u) for _, u in live[k])
+        if count > TERMS:
+            raise TooWide
         terms = [(i, c, float(w - u.min())) for i, u in live[k] for c, w in enumerate(u) if w > u.min()]
         out.append(Linear(terms, rows.limit - rest - least))
     return out
 
 
-class TooWide(Exception):
-    """A window whose memory rows hold more than `TERMS` coefficients."""
-
-
 def solve_window(graph: Graph, plan: np.ndarray, window: list[int], backtracks: int = BACKTRACKS,
-                 time_limit: float | None = None) -> np.ndarray | None:
+                 deadline: float | None = None) -> np.ndarray | None:
     """`plan` with the window's choices re-solved by toulbar2 under the memory rows, if that is
     cheaper and fits; else None. The rows go in as they bind (row generation): first those the
     plan fills to within `TIGHT` of the limit, then, per round, the ones the answer overflows.
@@ -108,10 +112,11 @@ def solve_window(graph: Graph, plan: np.ndarray, window: list[int], backtracks: 
     rows = graph.rows
     chosen = rows.of(plan) >= rows.limit * (1 - TIGHT)
     for _ in range(ROW_ROUNDS):
+        if deadline is not None and time.perf_counter() > deadline:
+            return None
         linear = window_rows(graph, plan, window, chosen)
-        if sum(len(row.terms) for row in linear) > TERMS:
-            raise TooWide
-        answer = solve_cfn(unary, near, backtracks, time_limit, linear, LDS)
+        left = None if deadline is None else max(deadline - time.perf_counter(), 1.0)
+        answer = solve_cfn(unary, near, backtracks, left, linear, LDS)
         if answer is None:
             return None
         better = plan.copy()
@@ -213,9 +218,8 @@ class Pool:
             key = (current.tobytes(), frozenset(window))
             if self._solved is not None and key[0] == self._solved[0] and key[1] <= self._solved[1]:
                 continue
-            left = None if deadline is None else max(deadline - time.perf_counter(), 1.0)
             try:
-                better = solve_window(self.graph, current, window, self.backtracks, left)
+                better = solve_window(self.graph, current, window, self.backtracks, deadline)
             except TooWide:
                 queue.extendleft(reversed(pieces(self.graph, np.array(window), (len(window) + 1) // 2)))
                 continue
