@@ -135,8 +135,9 @@ def pieces(graph: Graph, variables: np.ndarray, size: int = WINDOW) -> list[list
     `size` cut into breadth-first pieces of that size; none smaller than `PIECE`."""
     inside = set(variables.tolist())
     out: list[list[int]] = []
-    while inside:
-        root = min(inside)
+    for root in sorted(inside):
+        if root not in inside:
+            continue
         inside.discard(root)
         queue, part = deque([root]), []
         while queue:

@@ -9,11 +9,12 @@ import itertools
 import numpy as np
 import pytest
 
+from sbpc.passes.solver import relink
 from sbpc.passes.solver.cfn import Linear, solve_cfn
 from sbpc.passes.solver.contest import _graph
 from sbpc.passes.solver.local import Graph, improve
 from sbpc.passes.solver.reduce import reduce_problem
-from sbpc.passes.solver.relink import Pool, solve_window, window_rows
+from sbpc.passes.solver.relink import Pool, pieces, solve_window, window_rows
 from sbpc.passes.solver.sharding import memory_rows
 from test.unit.test_cfn import random_pairwise
 from test.unit.test_lagrange import highs_optimum, wide_problem
@@ -122,3 +123,36 @@ def test_pool_keeps_the_best_plan_that_fits(seed: int) -> None:
     assert best is not None
     assert fits(graph, best[0]) and best[1] == graph.value(best[0]) <= min(values)
     assert [v for v, _ in pool.plans] == sorted(v for v, _ in pool.plans)
+
+
+def test_pieces_are_connected_and_bounded() -> None:
+    """A path 0-1-2-3-4-5 and a pair 7-8 (variable 6 left out): two components, the path cut into
+    breadth-first pieces of three; a piece smaller than `PIECE` is dropped."""
+    unary = [np.zeros(2) for _ in range(9)]
+    near: list[list[tuple[int, np.ndarray]]] = [[] for _ in range(9)]
+    for a, b in [(0, 1), (1, 2), (2, 3), (3, 4), (4, 5), (7, 8)]:
+        near[a].append((b, np.zeros((2, 2))))
+        near[b].append((a, np.zeros((2, 2))))
+    rows = graph_of(10, 0).rows
+    graph = Graph(unary, near, dataclasses.replace(rows, spans=[rows.spans[0][:0]] * 9,
+                                                   usage=[np.zeros((0, 2))] * 9))
+    assert pieces(graph, np.array([0, 1, 2, 3, 4, 5, 7, 8])) == [[0, 1, 2, 3, 4, 5]]
+    assert pieces(graph, np.array([0, 1, 2, 3, 4, 5, 7, 8]), size=3) == [[0, 1, 2], [3, 4, 5]]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_too_wide_windows_are_split(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With room for a few coefficients only, windows are split until their rows fit (or dropped):
+    the pool's best still fits and is no worse than its plans."""
+    monkeypatch.setattr(relink, "TERMS", 40)
+    graph = graph_of(40, seed)
+    lean = np.array([int(np.lexsort((u, graph.rows.total(a)))[0]) for a, u in enumerate(graph.unary)])
+    found = improve(graph, rounds=3)
+    assert found is not None
+    pool = Pool(graph)
+    pool.add(found[0])
+    pool.relink(lean)
+    with pytest.raises(relink.TooWide):
+        relink.window_rows(graph, lean, list(range(len(graph.unary))), np.ones(len(graph.rows.constant), bool))
+    best = pool.best()
+    assert best is not None and fits(graph, best[0]) and best[1] <= found[1]
