@@ -22,6 +22,7 @@ given.
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -69,6 +70,7 @@ def solve_cfn(unary: list[np.ndarray], near: list[list[tuple[int, np.ndarray]]],
         cfn = pytoulbar2.CFN(TOP, verbose=-1)
         pytoulbar2.tb2.option.backtrackLimit = int(backtracks)
         pytoulbar2.tb2.option.lds = int(lds)
+        pytoulbar2.tb2.option.hbfs = 0 if lds else 1  # toulbar2 turns it off for LDS and leaves it off
         for a, costs in enumerate(unary):
             cfn.AddVariable(f"x{a}", range(len(costs)))
         for a, costs in enumerate(unary):  # a single choice's cost goes in as a constant
@@ -83,7 +85,9 @@ def solve_cfn(unary: list[np.ndarray], near: list[list[tuple[int, np.ndarray]]],
             terms = [(a, c, math.ceil(w)) for a, c, w in row.terms if w > 0]
             if terms:
                 cfn.AddGeneralizedLinearConstraint(terms, "<=", math.floor(row.bound))
-        found = cfn.Solve(timeLimit=0 if time_limit is None else max(math.ceil(time_limit), 1))
+        seconds = 0 if time_limit is None else max(math.ceil(time_limit), 1)
+        started = time.process_time()
+        found = cfn.Solve(timeLimit=seconds)
     except pytoulbar2.tb2.Contradiction:
         return None
     if found is None:
@@ -92,5 +96,8 @@ def solve_cfn(unary: list[np.ndarray], near: list[list[tuple[int, np.ndarray]]],
     value = float(found[1])
     if value >= TOP:
         return None
-    lower = float(cfn.GetDDualBound())
+    # A search that ended before its backtrack and time limits was complete: its plan is optimal
+    # (after a complete search toulbar2's reported dual bound can lag behind the proof).
+    complete = cfn.GetNbBacktracks() < backtracks and (not seconds or time.process_time() - started < seconds)
+    lower = value if complete else float(cfn.GetDDualBound())
     return CfnAnswer(choice, value, lower >= value, min(lower, value))
