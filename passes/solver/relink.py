@@ -12,7 +12,7 @@ of the pool, nor anything else in the window, is better.
 
 Measured on IOPDDL M: the best of the five plans above, 49,928,483,219, relinked within the pool's
 114-variable window to 49,927,723,019 in 0.05 s (optimal there); adding two from 8x and 9x one at a
-time (the window grows to 992 variables), to 49,923,354,212 in 3.3 s — below the contest's best
+time (the window grows to 992 variables), to 49,923,190,609 in 1.4 s — below the contest's best
 team, 49,928,460,991, where no single, pair, star or 16-48-variable window move from any one of
 the plans went.
 """
@@ -29,8 +29,8 @@ from sbpc.passes.solver.local import Graph
 
 BACKTRACKS = 5_000
 """toulbar2's backtracks per solve of a relinking: its work limit. M's pool of seven plans relinked
-with 2,000 a solve: 49,923,410,711 in 0.8 s; 5,000: 49,923,354,212 in 3.3 s; 100,000:
-49,923,192,667 in 14 s."""
+(with toulbar2's default search, before `LDS`) with 2,000 a solve: 49,923,410,711 in 0.8 s;
+5,000: 49,923,354,212 in 3.3 s; 100,000: 49,923,192,667 in 14 s."""
 LDS = 2
 """toulbar2's limited discrepancy search for a window (`cfn.solve_cfn`): with the rows as knapsack
 constraints its default hybrid best-first search can spend minutes on a few hundred backtracks
@@ -57,15 +57,16 @@ class TooWide(Exception):
     """A window whose memory rows hold more than `TERMS` coefficients."""
 
 
-def window_rows(graph: Graph, plan: np.ndarray, window: list[int], chosen: np.ndarray) -> list[Linear]:
+def window_rows(graph: Graph, plan: np.ndarray, window: list[int], chosen: np.ndarray,
+                used: np.ndarray | None = None) -> list[Linear]:
     """The memory rows `chosen` (a mask) as constraints on the window's choices, the rest held at
-    `plan`: one per stretch of rows on which the same spans of window variables vary with their
-    choice (the stretch's row with the most usage from the rest stands for all of it), for the
+    `plan` (`used`: every row's usage under it, if known): one per stretch of rows on which the same
+    spans of window variables vary with their choice (the stretch's row with the most usage from the rest stands for all of it), for the
     stretches holding a chosen row where even the window's largest usages could overflow.
     Coefficients are each variable's usage above its least, so that they are ≥ 0. Raises `TooWide`
     as soon as they would hold more than `TERMS` (counting every choice of each live variable)."""
     rows = graph.rows
-    used = rows.of(plan)
+    used = rows.of(plan) if used is None else used
     spans = [(lo, hi, i, u) for i, a in enumerate(window)
              for (lo, hi), u in zip(rows.bounds[a], rows.usage[a], strict=True) if u.max() > u.min()]
     cuts = sorted({0, len(used)} | {lo for lo, _, _, _ in spans} | {hi for _, hi, _, _ in spans})
@@ -110,18 +111,19 @@ def solve_window(graph: Graph, plan: np.ndarray, window: list[int], backtracks: 
                 costs = costs + matrix[:, plan[b]]
         unary.append(costs)
     rows = graph.rows
-    chosen = rows.of(plan) >= rows.limit * (1 - TIGHT)
+    used, value = rows.of(plan), graph.value(plan)
+    chosen = used >= rows.limit * (1 - TIGHT)
     for _ in range(ROW_ROUNDS):
         if deadline is not None and time.perf_counter() > deadline:
             return None
-        linear = window_rows(graph, plan, window, chosen)
+        linear = window_rows(graph, plan, window, chosen, used)
         left = None if deadline is None else max(deadline - time.perf_counter(), 1.0)
         answer = solve_cfn(unary, near, backtracks, left, linear, LDS)
         if answer is None:
             return None
         better = plan.copy()
         better[window] = answer.choice
-        if graph.value(better) >= graph.value(plan):
+        if graph.value(better) >= value:
             return None
         over = rows.of(better) > rows.limit * (1 + 1e-12)
         if not over.any():
