@@ -61,8 +61,9 @@ def window_rows(graph: Graph, plan: np.ndarray, window: list[int], chosen: np.nd
                 used: np.ndarray | None = None) -> list[Linear]:
     """The memory rows `chosen` (a mask) as constraints on the window's choices, the rest held at
     `plan` (`used`: every row's usage under it, if known): one per stretch of rows on which the same
-    spans of window variables vary with their choice (the stretch's row with the most usage from the rest stands for all of it), for the
-    stretches holding a chosen row where even the window's largest usages could overflow.
+    spans of window variables vary with their choice (the stretch's row with the most usage from
+    the rest stands for all of it), for the stretches holding a chosen row where even the window's
+    largest usages could overflow.
     Coefficients are each variable's usage above its least, so that they are ≥ 0. Raises `TooWide`
     as soon as they would hold more than `TERMS` (counting every choice of each live variable)."""
     rows = graph.rows
