@@ -27,9 +27,10 @@ function of the problem; `time_limit` only caps the run.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -67,12 +68,24 @@ LAGRANGE_SHARE, REPAIR_SHARE = 0.4, 0.25
 first where it is fast), and the least left to the local search after it. Where row generation
 follows (A, C, D), the relaxation does not run: HiGHS's answers there depend on its share of
 the time (D fell from below the best team to 1.01x and, with a tenth for the relaxation, 2.2x)."""
-CFN_SCALES = (10.0, 100.0, 1.0)
+CFN_SCALES = (10.0, 100.0, 1.0, 30.0, 3.0, 20.0, 5.0, 50.0, 2.0, 15.0)
 """Multiples of the relaxation's prices at which toulbar2 solves the priced problem, in turn
-(`_priced_starts`). Measured from the repaired answers (300 rounds): M 49.93e9 at 10x, 49.93e9 at
-30x, 53.1e9 at 100x (2,000 backtracks); N 209.0e9 at 10x, 210.5e9 at 100x, 213.8e9 at 1x."""
-CFN_SHARE = 0.7
+(`PricedStarts`), while time is left: the repaired answers are alike in value and differ in where
+they put memory, which relinking exploits. Measured from the repaired answers (300 rounds): M
+49.93e9 at 10x, 49.93e9 at 30x, 53.1e9 at 100x (2,000 backtracks); N (1,000 backtracks) 209.9e9-
+213.9e9 over the ten, their pool relinked 204.9e9 (offline; within N's limit two or three are
+solved)."""
+CFN_BACKTRACKS = 5_000
+"""toulbar2's backtracks per priced problem. N at 10x: its first answer after 1.7 s is within 1.5 %
+of the one after 5,000 backtracks (24 s), within 0.15 % after 1,000 (7 s); but M's answers after
+1,000 repair to 52.4e9 and 56.5e9 at 10x and 100x, after 5,000 to 49.93e9."""
+CFN_SHARE = 0.8
 """Of a time limit, the point after which no further priced problem is started."""
+SPREAD_SHARE = 0.15
+"""Of a time limit, what the repairs of the starts leave to re-solving the best plan's memory
+peaks (`relink.Pool.spread`) and the local search and relinking after it."""
+POLISH_GAIN = 1e-4
+"""The least relative gain of a pass of re-solving the best plan's peaks and pieces for another."""
 ROWS_FIRST, ROWS_ADDED, ROW_ROUNDS = 64, 64, 30
 """Row generation: the rows HiGHS starts with, the most violated added per round, the rounds."""
 
@@ -113,38 +126,47 @@ def _graph(red: Reduction, variables: list[int], rows) -> Graph:  # type: ignore
     return Graph([red.unary[a] for a in variables], near, rows, red.constant)
 
 
-def _priced_starts(graph: Graph, prices: np.ndarray,
-                   deadline: float | None) -> tuple[list[tuple[np.ndarray, np.ndarray]], float]:
+class PricedStarts:
     """toulbar2's answers to the problem priced at the relaxation's prices times each of
-    `CFN_SCALES` (memory made soft, the contest winner's idea), with those prices: repair starts;
-    and the best Lagrangian bound their proved lower bounds give (weak duality, as in
-    `lagrange.lagrangian`; less half a unit per variable for the priced unaries' rounding). Where
-    the prices are all zero, the rows the unpriced answer overflows are priced at the mean cost per
-    byte instead."""
-    starts: list[tuple[np.ndarray, np.ndarray]] = []
-    rows, bound = graph.rows, -math.inf
-    slack = rows.constant - rows.limit
+    `CFN_SCALES` (memory made soft, the contest winner's idea), with those prices: repair starts,
+    solved one at a time as they are iterated (each is repaired and relinked before the next is
+    solved), none started after `deadline`. `bound`: the best Lagrangian bound their proved lower
+    bounds give (weak duality, as in `lagrange.lagrangian`; less half a unit per variable for the
+    priced unaries' rounding). Where the prices are all zero, the rows the unpriced answer
+    overflows are priced at the mean cost per byte instead."""
 
-    def lagrangian_bound(answer: CfnAnswer, priced: np.ndarray) -> float:
+    def __init__(self, graph: Graph, prices: np.ndarray, deadline: float | None):
+        self.graph, self.prices, self.deadline = graph, prices, deadline
+        self.bound = -math.inf
+        self.count = 0
+        """Answers given so far."""
+
+    def _lagrangian_bound(self, answer: CfnAnswer, priced: np.ndarray) -> float:
+        graph = self.graph
+        slack = graph.rows.constant - graph.rows.limit
         return graph.constant + answer.lower - 0.5 * len(graph.unary) + float(priced @ slack)
 
-    for scale in CFN_SCALES:
-        if deadline is not None and time.perf_counter() > deadline:
-            break
-        if not prices.any():
-            answer = solve_cfn(graph.unary, graph.near, time_limit=_left(deadline))
-            if answer is None:
-                break
-            bound = max(bound, lagrangian_bound(answer, prices))
-            over = rows.of(answer.choice) > rows.limit
-            if not over.any():
-                return [(answer.choice, prices)], bound
-            prices = over * max(graph.typical_cost() / max(rows.limit, 1.0), 1e-12)
-        answer = solve_cfn(priced_unary(graph, scale * prices), graph.near, time_limit=_left(deadline))
-        if answer is not None:
-            starts.append((answer.choice, scale * prices))
-            bound = max(bound, lagrangian_bound(answer, scale * prices))
-    return starts, bound
+    def __iter__(self) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        graph, rows, prices, deadline = self.graph, self.graph.rows, self.prices, self.deadline
+        for scale in CFN_SCALES:
+            if deadline is not None and time.perf_counter() > deadline:
+                return
+            if not prices.any():
+                answer = solve_cfn(graph.unary, graph.near, CFN_BACKTRACKS, _left(deadline))
+                if answer is None:
+                    return
+                self.bound = max(self.bound, self._lagrangian_bound(answer, prices))
+                if not (rows.of(answer.choice) > rows.limit).any():
+                    self.count += 1
+                    yield answer.choice, prices
+                    return
+                over = rows.of(answer.choice) > rows.limit
+                prices = over * max(graph.typical_cost() / max(rows.limit, 1.0), 1e-12)
+            answer = solve_cfn(priced_unary(graph, scale * prices), graph.near, CFN_BACKTRACKS, _left(deadline))
+            if answer is not None:
+                self.bound = max(self.bound, self._lagrangian_bound(answer, scale * prices))
+                self.count += 1
+                yield answer.choice, scale * prices
 
 
 def _left(deadline: float | None) -> float | None:
@@ -152,24 +174,34 @@ def _left(deadline: float | None) -> float | None:
 
 
 def _repair(graph: Graph, dual: Dual, rounds: int, deadline: float | None,
-            first: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, float] | None:
+            first: Iterable[tuple[np.ndarray, np.ndarray]], reserve: float = 0.0) -> tuple[np.ndarray, float] | None:
     """The local search from each start (`first`, then the relaxation's best plan, and its
-    relaxed answers with their prices, repaired to fit) with a tenth of the rounds; after each,
-    the plan found relinked with the best (`relink.Pool`: where they differ, re-solved together);
-    then the local search from the best plan with all the rounds, and, in the time left, the best
-    relinked with each plan in turn (`Pool.sweep`)."""
+    relaxed answers with their prices, repaired to fit) with a tenth of the rounds, until
+    `reserve` seconds before the deadline; after each, the plan found relinked with the best
+    (`relink.Pool`: where they differ, re-solved together); then the variables live at the best
+    plan's memory peaks re-solved together (`Pool.spread`) and the best re-solved a piece at a
+    time (`Pool.polish`), again while that gains; the local search from the best plan
+    with all the rounds, and, in the time left, the best relinked with each plan in turn
+    (`Pool.sweep`)."""
     pool = Pool(graph)
     if dual.plan is not None:
         pool.add(dual.plan, relink=False)
     screen = max(rounds // 10, 1)
-    starts: list[tuple[np.ndarray, np.ndarray | None]] = [
-        *first, *([(dual.plan, None)] if dual.plan is not None else []), *reversed(dual.starts)]
+    starts: Iterable[tuple[np.ndarray, np.ndarray | None]] = itertools.chain(
+        first, [(dual.plan, None)] if dual.plan is not None else [], reversed(dual.starts))
+    screened = None if deadline is None else deadline - reserve
     for k, (choice, prices) in enumerate(starts):
-        if k and deadline is not None and time.perf_counter() > deadline:
+        if k and screened is not None and time.perf_counter() > screened:
             break
-        trial = improve(graph, rounds=screen, deadline=deadline, start=choice, prices=prices)
+        trial = improve(graph, rounds=screen, deadline=screened, start=choice, prices=prices)
         if trial is not None:
-            pool.add(trial[0], relink=deadline is None or time.perf_counter() < deadline, deadline=deadline)
+            pool.add(trial[0], relink=screened is None or time.perf_counter() < screened, deadline=screened)
+    while pool.plans and (deadline is None or time.perf_counter() < deadline):
+        before = pool.plans[0][0]
+        pool.spread(deadline)
+        pool.polish(deadline)
+        if not pool.plans[0][0] < before * (1 - POLISH_GAIN):
+            break
     found = pool.best()
     if found is None or (deadline is not None and time.perf_counter() > deadline):
         return found
@@ -228,7 +260,7 @@ def solve_strategy(problem: StrategyProblem, time_limit: float | None = None, ro
     small = pairs <= MIP_PAIR_ENTRIES and rows.entries() <= MIP_ROW_ENTRIES
     share = SMALL_PRIMAL_SHARE if small else PRIMAL_SHARE if pairs <= MIP_PAIR_ENTRIES else 1.0
     span = None if deadline is None else deadline - started
-    first: list[tuple[np.ndarray, np.ndarray]] = []  # toulbar2's starts
+    first: PricedStarts | None = None  # toulbar2's starts
     if not small and pairs <= MIP_PAIR_ENTRIES:  # row generation follows: its answers are the plans
         found = improve(graph, rounds=rounds, deadline=None if span is None else started + share * span)
     else:
@@ -238,10 +270,11 @@ def solve_strategy(problem: StrategyProblem, time_limit: float | None = None, ro
         bound = max(bound, dual.bound)
         cfn_end = None if span is None else started + CFN_SHARE * span
         if not small:
-            first, cfn_bound = _priced_starts(graph, dual.prices, cfn_end)
-            bound = max(bound, cfn_bound)
-        found = _repair(graph, dual, rounds, primal_end, first)
-    method = "lagrangian+toulbar2+local search" if first else "lagrangian+local search"
+            first = PricedStarts(graph, dual.prices, cfn_end)
+        reserve = 0.0 if span is None or small else SPREAD_SHARE * span  # small: HiGHS follows
+        found = _repair(graph, dual, rounds, primal_end, first if first is not None else [], reserve)
+        bound = max(bound, -math.inf if first is None else first.bound)
+    method = "lagrangian+toulbar2+local search" if first is not None and first.count else "lagrangian+local search"
     plan = None if found is None else found[0]
     left = _left(deadline)
     if small:  # the whole reduced problem, memory rows and all

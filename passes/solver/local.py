@@ -46,9 +46,11 @@ class Graph:
         sizes = np.array([len(u) for u in self.unary], dtype=np.int64)
         self._unary_at = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
         self._unary = np.concatenate(self.unary) if self.unary else np.zeros(0)
-        self.movable = np.flatnonzero(sizes > 1)
-        """The variables with a choice: the roots of random moves (IOPDDL N: 6,166 of 24,875; the
-        rest are single-strategy nodes with a memory term, which no move changes)."""
+        self.choosable = sizes > 1
+        """Per variable, whether it has a choice (IOPDDL N: 6,166 of 24,875; the rest are
+        single-strategy nodes with a memory term, which no move changes, so no descent visits them)."""
+        self.movable = np.flatnonzero(self.choosable)
+        """The variables with a choice: the roots of random moves."""
         ends = [(a, b, m) for a, near in enumerate(self.near) for b, m in near if a < b]
         self._a = np.array([a for a, _, _ in ends], dtype=np.int64)
         self._b = np.array([b for _, b, _ in ends], dtype=np.int64)
@@ -119,11 +121,13 @@ class Search:
         self.choice[a] = c
 
     def descend(self, order: np.ndarray | list[int], feasible: bool, sweeps: int, deadline: float | None) -> None:
-        """ICM from the variables `order`: a variable that moves puts its neighbours back on the
-        work list; at most `sweeps` × len(order) + the neighbours' visits, a work limit."""
+        """ICM from the variables `order` that have a choice: a variable that moves puts its
+        neighbours with a choice back on the work list; at most `sweeps` × their number + the
+        neighbours' visits, a work limit."""
         g = self.graph.rows
+        choosable = self.graph.choosable
         prefix = prefix_sums(self.penalty) if not feasible and self.penalty.any() else None
-        queue = list(order)
+        queue = [a for a in order if choosable[a]]
         queued = set(queue)
         budget = sweeps * max(len(queue), 1)
         head = 0
@@ -145,7 +149,7 @@ class Search:
             if c >= 0:
                 self.move(a, c)
                 for b, _ in self.graph.near[a]:
-                    if b not in queued:
+                    if choosable[b] and b not in queued:
                         queue.append(b)
                         queued.add(b)
             if head % 1024 == 0 and deadline is not None and time.perf_counter() > deadline:
@@ -300,9 +304,10 @@ def soft_tree(search: Search, root: int, size: int) -> bool:
     return False
 
 
-def tree_move(search: Search, root: int, size: int, scale: float) -> bool:
+def tree_move(search: Search, root: int, size: int, scale: float) -> list[int]:
     """A tree block move within the limit: kept if the plan is cheaper and fits. Rows the answer
-    overflows are priced (`scale` per byte, quadrupled) and the tree solved again, twice."""
+    overflows are priced (`scale` per byte, quadrupled) and the tree solved again, twice. The
+    tree's variables if kept, else none."""
     g, rows = search.graph, search.graph.rows
     tree = _tree(g, root, size)
     old = search.choice.copy()
@@ -313,14 +318,14 @@ def tree_move(search: Search, root: int, size: int, scale: float) -> bool:
             search.move(v, c)
         if search.within():
             if g.value(search.choice) < before - 1e-9 * abs(before):
-                return True
+                return tree[0]
             break
         price = np.where(search.used > rows.limit, np.maximum(price * 4, scale), price)
         for v in tree[0]:
             search.move(v, int(old[v]))
     for v in tree[0]:
         search.move(v, int(old[v]))
-    return False
+    return []
 
 
 def _piece(graph: Graph, rng: np.random.Generator, size: int) -> list[int]:
@@ -380,8 +385,10 @@ def improve(graph: Graph, rounds: int = 200, seed: int = 0, deadline: float | No
     for _ in range(rounds):
         if deadline is not None and time.perf_counter() > deadline:
             break
-        if tree_move(kept, graph.pick(rng), int(rng.integers(4, 64)), base):
-            kept.descend(order, feasible=True, sweeps=100, deadline=deadline)
+        moved = tree_move(kept, graph.pick(rng), int(rng.integers(4, 64)), base)
+        if moved:  # the rest was at a descent's optimum: only bytes the tree freed could move it
+            around = sorted({b for a in moved for b, _ in graph.near[a]} | set(moved))
+            kept.descend(around, feasible=True, sweeps=100, deadline=deadline)
             best, best_value = kept.choice.copy(), graph.value(kept.choice)
     for _ in range(rounds):
         if deadline is not None and time.perf_counter() > deadline:

@@ -53,6 +53,17 @@ WINDOW = 1500
 stays within this (toulbar2 on all of M's 4,375 with its tight rows found nothing in 150 s)."""
 
 
+ROW_WINDOWS = 4
+"""Windows of the variables live at the rows the best plan fills most that `Pool.spread` re-solves:
+relinking and graph pieces keep a memory peak's tensors apart; solved together, the memory moves
+between them (IOPDDL N: the 994 variables live at a plan's peak, 206.33e9 to 204.63e9 in 6 s)."""
+SPREAD_ROUNDS = 4
+"""Passes of `Pool.spread` (the peaks move as memory is moved off them)."""
+SAME_PEAK, PEAK_ROWS = 0.9, 256
+"""Two rows whose live variables overlap by this share of the fewer are the same peak; `spread`
+looks for peaks among this many of the fullest rows."""
+
+
 class TooWide(Exception):
     """A window whose memory rows hold more than `TERMS` coefficients."""
 
@@ -133,12 +144,13 @@ def solve_window(graph: Graph, plan: np.ndarray, window: list[int], backtracks: 
     return None
 
 
-def pieces(graph: Graph, variables: np.ndarray, size: int = WINDOW) -> list[list[int]]:
+def pieces(graph: Graph, variables: np.ndarray, size: int = WINDOW, roots: list[int] | None = None) -> list[list[int]]:
     """The connected components of the graph on `variables`, largest first, each one larger than
-    `size` cut into breadth-first pieces of that size; none smaller than `PIECE`."""
+    `size` cut into breadth-first pieces of that size (from the first of `roots` in it, by default
+    its least variable); none smaller than `PIECE`."""
     inside = set(variables.tolist())
     out: list[list[int]] = []
-    for root in sorted(inside):
+    for root in sorted(inside) if roots is None else roots:
         if root not in inside:
             continue
         inside.discard(root)
@@ -165,6 +177,11 @@ class Pool:
         self.backtracks = backtracks
         self.plans: list[tuple[float, np.ndarray]] = []
         self._solved: tuple[bytes, frozenset[int]] | None = None
+        varying = [(lo, hi, a) for a in graph.movable.tolist()
+                   for (lo, hi), u in zip(graph.rows.bounds[a], graph.rows.usage[a], strict=True) if u.max() > u.min()]
+        self._spans = np.array(varying, dtype=np.int64).reshape(-1, 3)
+        self._rng = np.random.default_rng(0)  # the roots of `polish`'s pieces
+        """Per span on which a variable's usage depends on its choice: its rows [lo, hi) and the variable."""
 
     def best(self) -> tuple[np.ndarray, float] | None:
         return None if not self.plans else (self.plans[0][1], self.plans[0][0])
@@ -211,9 +228,48 @@ class Pool:
                 self._solve(best, pieces(self.graph, np.flatnonzero(other != best)), deadline)
             improved = self.plans[0][0] < before
 
-    def _solve(self, best: np.ndarray, windows: list[list[int]], deadline: float | None) -> None:
+    def live(self, row: int) -> list[int]:
+        """The variables whose usage at `row` depends on their choice."""
+        lo, hi, a = self._spans.T
+        return np.unique(a[(lo <= row) & (row < hi)]).tolist()
+
+    def spread(self, deadline: float | None = None) -> None:
+        """Re-solve the variables live at the best plan's fullest rows together, for the
+        `ROW_WINDOWS` fullest distinct peaks (a row whose live variables mostly match a peak's
+        already solved is the same peak); a peak with more than `WINDOW` live variables is cut
+        into windows of that many (co-live variables need not be neighbours in the graph). Again
+        from the new best plan's peaks while a pass gains, at most `SPREAD_ROUNDS` passes."""
+        for _ in range(SPREAD_ROUNDS):
+            if not self.plans:
+                return
+            before = self.plans[0][0]
+            used = self.graph.rows.of(self.plans[0][1])
+            peaks: list[set[int]] = []
+            for row in np.argsort(-used, kind="stable")[:PEAK_ROWS].tolist():
+                if len(peaks) >= ROW_WINDOWS or (deadline is not None and time.perf_counter() > deadline):
+                    break
+                live = self.live(row)
+                if not live or any(len(peak.intersection(live)) >= SAME_PEAK * min(len(peak), len(live))
+                                   for peak in peaks):
+                    continue
+                peaks.append(set(live))
+                self._solve(self.plans[0][1], [live[k:k + WINDOW] for k in range(0, len(live), WINDOW)],
+                            deadline, connected=False)
+            if not self.plans[0][0] < before:
+                return
+
+    def polish(self, deadline: float | None = None) -> None:
+        """Re-solve the best plan a piece at a time over every variable with a choice: connected
+        pieces of `WINDOW` variables grown from roots in a seeded random order (each pass cuts the
+        graph elsewhere)."""
+        if self.plans:
+            roots = self._rng.permutation(self.graph.movable).tolist()
+            self._solve(self.plans[0][1], pieces(self.graph, self.graph.movable, WINDOW, roots), deadline)
+
+    def _solve(self, best: np.ndarray, windows: list[list[int]], deadline: float | None,
+               connected: bool = True) -> None:
         """Re-solve each window in turn around the best plan so far; a window whose rows are too
-        wide is replaced by the connected halves of it."""
+        wide is replaced by the connected halves of it (or, unless `connected`, its two halves)."""
         current, queue = best, deque(windows)
         while queue:
             if deadline is not None and time.perf_counter() > deadline:
@@ -225,7 +281,9 @@ class Pool:
             try:
                 better = solve_window(self.graph, current, window, self.backtracks, deadline)
             except TooWide:
-                queue.extendleft(reversed(pieces(self.graph, np.array(window), (len(window) + 1) // 2)))
+                half = (len(window) + 1) // 2
+                parts = pieces(self.graph, np.array(window), half) if connected else [window[:half], window[half:]]
+                queue.extendleft(reversed([part for part in parts if len(part) >= PIECE]))
                 continue
             self._solved = key
             if better is not None:

@@ -1,5 +1,5 @@
 """passes/solver/cfn.py (toulbar2 on a pairwise min-sum problem) against brute force, and the
-priced problems' starts of `sbp-solve` (`contest._priced_starts`) on wide generated problems
+priced problems' starts of `sbp-solve` (`contest.PricedStarts`) on wide generated problems
 whose memory binds."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from sbpc.passes.solver.cfn import solve_cfn
-from sbpc.passes.solver.contest import CFN_SCALES, _graph, _priced_starts
+from sbpc.passes.solver.contest import CFN_SCALES, PricedStarts, _graph
 from sbpc.passes.solver.lagrange import lagrangian
 from sbpc.passes.solver.local import improve
 from sbpc.passes.solver.reduce import reduce_problem
@@ -74,7 +74,8 @@ def test_priced_starts_are_plans_that_repair(seed: int) -> None:
     dual = lagrangian(graph, iterations=20)
     best = highs_optimum(problem)
     for prices in (dual.prices, np.zeros_like(dual.prices)):
-        starts, bound = _priced_starts(graph, prices, None)
+        priced = PricedStarts(graph, prices, None)
+        starts, bound = list(priced), priced.bound
         assert bound <= best + 1e-6 * abs(best)
         assert 1 <= len(starts) <= len(CFN_SCALES)
         for choice, priced in starts:

@@ -158,3 +158,65 @@ def test_too_wide_windows_are_split(seed: int, monkeypatch: pytest.MonkeyPatch) 
         relink.window_rows(graph, lean, list(range(len(graph.unary))), np.ones(len(graph.rows.constant), bool))
     best = pool.best()
     assert best is not None and fits(graph, best[0]) and best[1] <= found[1]
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_cfn_linear_constraint_with_large_costs(seed: int) -> None:
+    """Costs of 1e12 and more (IOPDDL's are up to 1e11) under a knapsack row are scaled down for
+    toulbar2: the answer is still the optimum, its value the costs' as given (not the scaled ones)
+    and its bound below it."""
+    unary, near = random_pairwise(seed)
+    unary = [u * 1e12 for u in unary]
+    near = [[(b, m * 1e12) for b, m in around] for around in near]
+    rng = np.random.default_rng(2000 + seed)
+    weights = [rng.integers(0, 10, len(u)).astype(float) for u in unary]
+    bound = float(rng.integers(0, 6 * len(unary)))
+    best, best_choice = np.inf, None
+    for choice in itertools.product(*[range(len(u)) for u in unary]):
+        if sum(weights[a][c] for a, c in enumerate(choice)) > bound:
+            continue
+        value = sum(u[c] for u, c in zip(unary, choice, strict=True))
+        value += sum(m[choice[a], choice[b]] for a, around in enumerate(near) for b, m in around if a < b)
+        if value < best:
+            best, best_choice = value, choice
+    terms = [(a, c, float(w)) for a, ws in enumerate(weights) for c, w in enumerate(ws)]
+    answer = solve_cfn(unary, near, linear=[Linear(terms, bound)])
+    if best_choice is None:
+        assert answer is None
+        return
+    assert answer is not None and answer.value == best and answer.lower <= best
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_live_variables_are_those_whose_usage_varies_at_the_row(seed: int) -> None:
+    graph = graph_of(30, seed)
+    pool = Pool(graph)
+    for row in range(len(graph.rows.constant)):
+        expected = sorted({a for a in range(len(graph.unary)) if len(graph.unary[a]) > 1
+                           for (lo, hi), u in zip(graph.rows.bounds[a], graph.rows.usage[a], strict=True)
+                           if lo <= row < hi and u.max() > u.min()})
+        assert pool.live(row) == expected
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_spread_and_polish_keep_the_best_plan_that_fits(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`spread` re-solves the variables live at the fullest rows, distinct peaks only; it and
+    `polish` (pieces over every variable with a choice) leave a best plan that fits and is no worse."""
+    graph = graph_of(40, seed)
+    found = improve(graph, rounds=3)
+    assert found is not None
+    pool = Pool(graph)
+    pool.add(found[0])
+    windows: list[list[int]] = []
+    solve = pool._solve
+    monkeypatch.setattr(pool, "_solve", lambda best, ws, deadline, connected=True: (
+        windows.extend(ws), solve(best, ws, deadline, connected)))
+    pool.spread()
+    peaks = [set(w) for w in windows]
+    assert len(peaks) <= relink.ROW_WINDOWS * relink.SPREAD_ROUNDS
+    lives = [set(pool.live(r)) for r in range(len(graph.rows.constant))]
+    assert all(peak in lives for peak in peaks)
+    pool.polish()
+    best = pool.best()
+    assert best is not None and fits(graph, best[0]) and best[1] <= found[1]
+    assert set().union(*windows[len(peaks):]) <= set(graph.movable.tolist())
