@@ -8,7 +8,9 @@ some plan of the pool differs from the best, the rest held at the best plan's ch
 exactly by toulbar2 (`cfn.solve_cfn`), the memory rows as hard linear constraints added as they
 bind (the rows the best plan fills, then those each answer overflows), so that the answer taken
 fits every row, and a proof of its optimum (over fewer rows: a relaxation) means no recombination
-of the pool, nor anything else in the window, is better.
+of the pool, nor anything else in the window, is better. The same windows re-solve the variables
+live at the best plan's memory peaks together (`Pool.spread`: relinking and graph pieces keep a
+peak's tensors apart) and the whole graph a connected piece at a time (`Pool.polish`).
 
 Measured on IOPDDL M: the best of the five plans above, 49,928,483,219, relinked within the pool's
 114-variable window to 49,927,723,019 in 0.05 s (optimal there); adding two from 8x and 9x one at a
@@ -180,8 +182,8 @@ class Pool:
         varying = [(lo, hi, a) for a in graph.movable.tolist()
                    for (lo, hi), u in zip(graph.rows.bounds[a], graph.rows.usage[a], strict=True) if u.max() > u.min()]
         self._spans = np.array(varying, dtype=np.int64).reshape(-1, 3)
-        self._rng = np.random.default_rng(0)  # the roots of `polish`'s pieces
         """Per span on which a variable's usage depends on its choice: its rows [lo, hi) and the variable."""
+        self._rng = np.random.default_rng(0)  # the roots of `polish`'s pieces
 
     def best(self) -> tuple[np.ndarray, float] | None:
         return None if not self.plans else (self.plans[0][1], self.plans[0][0])
