@@ -156,11 +156,11 @@ class PricedStarts:
                 if answer is None:
                     return
                 self.bound = max(self.bound, self._lagrangian_bound(answer, prices))
-                if not (rows.of(answer.choice) > rows.limit).any():
+                over = rows.of(answer.choice) > rows.limit
+                if not over.any():
                     self.count += 1
                     yield answer.choice, prices
                     return
-                over = rows.of(answer.choice) > rows.limit
                 prices = over * max(graph.typical_cost() / max(rows.limit, 1.0), 1e-12)
             answer = solve_cfn(priced_unary(graph, scale * prices), graph.near, CFN_BACKTRACKS, _left(deadline))
             if answer is not None:
