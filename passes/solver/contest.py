@@ -81,6 +81,11 @@ of the one after 5,000 backtracks (24 s), within 0.15 % after 1,000 (7 s); but M
 1,000 repair to 52.4e9 and 56.5e9 at 10x and 100x, after 5,000 to 49.93e9."""
 CFN_SHARE = 0.8
 """Of a time limit, the point after which no further priced problem is started."""
+CFN_EACH = 0.12
+"""Of a time limit, the most one priced problem may take: toulbar2's time to its backtracks
+varies with the prices (N at 10x: 21 s from one relaxation's, 125 s from one stopped earlier on a
+slower run), and its answer after the first seconds is within a few tenths of a percent of
+the last; more starts, each with its best answer so far, relink to better plans."""
 SPREAD_SHARE = 0.15
 """Of a time limit, what the repairs of the starts leave to re-solving the best plan's memory
 peaks (`relink.Pool.spread`) and the local search and relinking after it."""
@@ -135,11 +140,16 @@ class PricedStarts:
     priced unaries' rounding). Where the prices are all zero, the rows the unpriced answer
     overflows are priced at the mean cost per byte instead."""
 
-    def __init__(self, graph: Graph, prices: np.ndarray, deadline: float | None):
-        self.graph, self.prices, self.deadline = graph, prices, deadline
+    def __init__(self, graph: Graph, prices: np.ndarray, deadline: float | None, each: float | None = None):
+        self.graph, self.prices, self.deadline, self.each = graph, prices, deadline, each
         self.bound = -math.inf
         self.count = 0
         """Answers given so far."""
+
+    def _seconds(self) -> float | None:
+        """A solve's time limit: what is left before the deadline, at most `each`."""
+        left = _left(self.deadline)
+        return left if self.each is None or left is None else min(left, self.each)
 
     def _lagrangian_bound(self, answer: CfnAnswer, priced: np.ndarray) -> float:
         graph = self.graph
@@ -152,7 +162,7 @@ class PricedStarts:
             if deadline is not None and time.perf_counter() > deadline:
                 return
             if not prices.any():
-                answer = solve_cfn(graph.unary, graph.near, CFN_BACKTRACKS, _left(deadline))
+                answer = solve_cfn(graph.unary, graph.near, CFN_BACKTRACKS, self._seconds())
                 if answer is None:
                     return
                 self.bound = max(self.bound, self._lagrangian_bound(answer, prices))
@@ -162,7 +172,7 @@ class PricedStarts:
                     yield answer.choice, prices
                     return
                 prices = over * max(graph.typical_cost() / max(rows.limit, 1.0), 1e-12)
-            answer = solve_cfn(priced_unary(graph, scale * prices), graph.near, CFN_BACKTRACKS, _left(deadline))
+            answer = solve_cfn(priced_unary(graph, scale * prices), graph.near, CFN_BACKTRACKS, self._seconds())
             if answer is not None:
                 self.bound = max(self.bound, self._lagrangian_bound(answer, scale * prices))
                 self.count += 1
@@ -270,7 +280,7 @@ def solve_strategy(problem: StrategyProblem, time_limit: float | None = None, ro
         bound = max(bound, dual.bound)
         cfn_end = None if span is None else started + CFN_SHARE * span
         if not small:
-            first = PricedStarts(graph, dual.prices, cfn_end)
+            first = PricedStarts(graph, dual.prices, cfn_end, None if span is None else CFN_EACH * span)
         reserve = 0.0 if span is None or small else SPREAD_SHARE * span  # small: HiGHS follows
         found = _repair(graph, dual, rounds, primal_end, first if first is not None else [], reserve)
         bound = max(bound, -math.inf if first is None else first.bound)

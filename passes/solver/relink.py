@@ -59,6 +59,11 @@ ROW_WINDOWS = 4
 """Windows of the variables live at the rows the best plan fills most that `Pool.spread` re-solves:
 relinking and graph pieces keep a memory peak's tensors apart; solved together, the memory moves
 between them (IOPDDL N: the 994 variables live at a plan's peak, 206.33e9 to 204.63e9 in 6 s)."""
+PEAK_WINDOW = 4000
+"""The most variables a peak's window holds: those live at it, then their neighbours in the graph
+(the choices that price the live ones' communication) while it stays within this. IOPDDL N, a
+994-variable peak: alone 208.65e9 -> 206.27e9 (3 s); with neighbours to 2,500 variables 205.77e9,
+to 4,000 205.65e9 (6 s); all 4,470 205.85e9 (toulbar2's backtracks spread thinner)."""
 SPREAD_ROUNDS = 4
 """Passes of `Pool.spread` (the peaks move as memory is moved off them)."""
 SAME_PEAK, PEAK_ROWS = 0.9, 256
@@ -235,12 +240,26 @@ class Pool:
         lo, hi, a = self._spans.T
         return np.unique(a[(lo <= row) & (row < hi)]).tolist()
 
+    def around(self, variables: list[int], size: int) -> list[int]:
+        """`variables`, then the neighbours with a choice of each in turn while fewer than `size`."""
+        out, seen = list(variables), set(variables)
+        choosable = self.graph.choosable
+        for a in variables:
+            for b, _ in self.graph.near[a]:
+                if len(out) >= size:
+                    return out
+                if choosable[b] and b not in seen:
+                    seen.add(b)
+                    out.append(b)
+        return out
+
     def spread(self, deadline: float | None = None) -> None:
         """Re-solve the variables live at the best plan's fullest rows together, for the
         `ROW_WINDOWS` fullest distinct peaks (a row whose live variables mostly match a peak's
         already solved is the same peak); a peak with more than `WINDOW` live variables is cut
         into windows of that many (co-live variables need not be neighbours in the graph). Again
-        from the new best plan's peaks while a pass gains, at most `SPREAD_ROUNDS` passes."""
+        from the new best plan's peaks while a pass gains, at most `SPREAD_ROUNDS` passes. Each
+        window holds the peak's live variables and then, up to `PEAK_WINDOW`, their neighbours."""
         for _ in range(SPREAD_ROUNDS):
             if not self.plans:
                 return
@@ -255,7 +274,8 @@ class Pool:
                                    for peak in peaks):
                     continue
                 peaks.append(set(live))
-                self._solve(self.plans[0][1], [live[k:k + WINDOW] for k in range(0, len(live), WINDOW)],
+                window = sorted(self.around(live, PEAK_WINDOW))
+                self._solve(self.plans[0][1], [window[k:k + PEAK_WINDOW] for k in range(0, len(window), PEAK_WINDOW)],
                             deadline, connected=False)
             if not self.plans[0][0] < before:
                 return

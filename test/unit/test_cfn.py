@@ -5,10 +5,12 @@ whose memory binds."""
 from __future__ import annotations
 
 import itertools
+import time
 
 import numpy as np
 import pytest
 
+from sbpc.passes.solver import contest
 from sbpc.passes.solver.cfn import solve_cfn
 from sbpc.passes.solver.contest import CFN_SCALES, PricedStarts, _graph
 from sbpc.passes.solver.lagrange import lagrangian
@@ -86,3 +88,27 @@ def test_priced_starts_are_plans_that_repair(seed: int) -> None:
             assert found is not None and (graph.rows.of(found[0]) <= graph.rows.limit).all()
         if not prices.any() and len(starts) == 1 and not starts[0][1].any():
             assert (graph.rows.of(starts[0][0]) <= graph.rows.limit).all()  # the unpriced answer fit
+
+
+@pytest.mark.parametrize(("deadline_in", "each", "expected"), [(None, None, None), (None, 7.0, None),
+                                                                 (1000.0, 7.0, 7.0), (3.0, 7.0, 3.0)])
+def test_priced_starts_give_each_solve_at_most_its_share(
+        deadline_in: float | None, each: float | None, expected: float | None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A priced problem's time limit is what is left before the deadline, at most `each` seconds (none
+    without a deadline: no clock in a search the user did not limit)."""
+    problem = wide_problem(30, 1)
+    red = reduce_problem(problem)
+    variables = red.variables()
+    graph = _graph(red, variables, memory_rows(red, variables, problem.usage_limit))
+    limits: list[float | None] = []
+
+    def solve(unary, near, backtracks, time_limit=None):  # type: ignore[no-untyped-def]
+        limits.append(time_limit)
+        return solve_cfn(unary, near, backtracks)
+
+    monkeypatch.setattr(contest, "solve_cfn", solve)
+    deadline = None if deadline_in is None else time.perf_counter() + deadline_in
+    starts = list(PricedStarts(graph, np.ones(len(graph.rows.constant)), deadline, each))
+    assert len(starts) == len(CFN_SCALES) == len(limits)
+    for limit in limits:
+        assert (limit is None) if expected is None else (limit is not None and 1.0 <= limit <= expected + 1e-9)

@@ -200,8 +200,9 @@ def test_live_variables_are_those_whose_usage_varies_at_the_row(seed: int) -> No
 
 @pytest.mark.parametrize("seed", range(6))
 def test_spread_and_polish_keep_the_best_plan_that_fits(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    """`spread` re-solves the variables live at the fullest rows, distinct peaks only; it and
-    `polish` (pieces over every variable with a choice) leave a best plan that fits and is no worse."""
+    """`spread` re-solves the variables live at the fullest rows (distinct peaks only) with their
+    neighbours; it and `polish` (pieces over every variable with a choice) leave a best plan that
+    fits and is no worse."""
     graph = graph_of(40, seed)
     found = improve(graph, rounds=3)
     assert found is not None
@@ -215,8 +216,21 @@ def test_spread_and_polish_keep_the_best_plan_that_fits(seed: int, monkeypatch: 
     peaks = [set(w) for w in windows]
     assert len(peaks) <= relink.ROW_WINDOWS * relink.SPREAD_ROUNDS
     lives = [set(pool.live(r)) for r in range(len(graph.rows.constant))]
-    assert all(peak in lives for peak in peaks)
+    grown = [live | {b for a in live for b, _ in graph.near[a] if graph.choosable[b]} for live in lives if live]
+    assert all(peak in grown for peak in peaks)
     pool.polish()
     best = pool.best()
     assert best is not None and fits(graph, best[0]) and best[1] <= found[1]
     assert set().union(*windows[len(peaks):]) <= set(graph.movable.tolist())
+
+
+@pytest.mark.parametrize("size", [1, 5, 12, 100])
+def test_around_is_the_variables_then_their_neighbours_within_size(size: int) -> None:
+    graph = graph_of(40, 3)
+    pool = Pool(graph)
+    live = pool.live(int(np.argmax(graph.rows.of(np.zeros(len(graph.unary), np.int64)))))
+    window = pool.around(live, size)
+    neighbours = {b for a in live for b, _ in graph.near[a] if graph.choosable[b]} - set(live)
+    assert window[:len(live)] == live and len(set(window)) == len(window)
+    assert set(window[len(live):]) <= neighbours
+    assert len(window) == max(len(live), min(size, len(live) + len(neighbours)))
