@@ -67,6 +67,19 @@ class Graph:
                                 np.concatenate([[0], np.cumsum(widths)[:-1]]).astype(np.int64),
                                 np.array([b for b, _ in near], dtype=np.int64))
 
+    def around(self, variables: list[int], size: int | None = None) -> list[int]:
+        """`variables`, then the neighbours with a choice of each in turn (each once) while fewer
+        than `size` (all of them by default)."""
+        out, seen = list(variables), set(variables)
+        for a in variables:
+            for b, _ in self.near[a]:
+                if size is not None and len(out) >= size:
+                    return out
+                if self.choosable[b] and b not in seen:
+                    seen.add(b)
+                    out.append(b)
+        return out
+
     def pick(self, rng: np.random.Generator) -> int:
         """A random variable with a choice (variable 0 if none has): a draw over every variable,
         one without a choice replaced by a movable one, so that a graph with few such variables
@@ -387,8 +400,7 @@ def improve(graph: Graph, rounds: int = 200, seed: int = 0, deadline: float | No
             break
         moved = tree_move(kept, graph.pick(rng), int(rng.integers(4, 64)), base)
         if moved:  # the rest was at a descent's optimum: only bytes the tree freed could move it
-            around = sorted({b for a in moved for b, _ in graph.near[a]} | set(moved))
-            kept.descend(around, feasible=True, sweeps=100, deadline=deadline)
+            kept.descend(sorted(graph.around(moved)), feasible=True, sweeps=100, deadline=deadline)
             best, best_value = kept.choice.copy(), graph.value(kept.choice)
     for _ in range(rounds):
         if deadline is not None and time.perf_counter() > deadline:
@@ -399,8 +411,7 @@ def improve(graph: Graph, rounds: int = 200, seed: int = 0, deadline: float | No
             options = np.flatnonzero(finite[a] & trial.fits(a))
             if len(options):
                 trial.move(a, int(rng.choice(options)))
-        around = sorted({b for a in piece for b, _ in graph.near[a]} | set(piece))
-        trial.descend(around, feasible=True, sweeps=100, deadline=deadline)
+        trial.descend(sorted(graph.around(piece)), feasible=True, sweeps=100, deadline=deadline)
         value = graph.value(trial.choice)
         if value < best_value - 1e-9 * abs(best_value) and trial.within():
             best, best_value, kept = trial.choice.copy(), value, trial

@@ -240,26 +240,13 @@ class Pool:
         lo, hi, a = self._spans.T
         return np.unique(a[(lo <= row) & (row < hi)]).tolist()
 
-    def around(self, variables: list[int], size: int) -> list[int]:
-        """`variables`, then the neighbours with a choice of each in turn while fewer than `size`."""
-        out, seen = list(variables), set(variables)
-        choosable = self.graph.choosable
-        for a in variables:
-            for b, _ in self.graph.near[a]:
-                if len(out) >= size:
-                    return out
-                if choosable[b] and b not in seen:
-                    seen.add(b)
-                    out.append(b)
-        return out
-
     def spread(self, deadline: float | None = None) -> None:
         """Re-solve the variables live at the best plan's fullest rows together, for the
         `ROW_WINDOWS` fullest distinct peaks (a row whose live variables mostly match a peak's
-        already solved is the same peak); a peak with more than `WINDOW` live variables is cut
-        into windows of that many (co-live variables need not be neighbours in the graph). Again
-        from the new best plan's peaks while a pass gains, at most `SPREAD_ROUNDS` passes. Each
-        window holds the peak's live variables and then, up to `PEAK_WINDOW`, their neighbours."""
+        already solved is the same peak), each with its neighbours while within `PEAK_WINDOW`
+        (`Graph.around`); a peak with more live variables is cut into windows of that many
+        (co-live variables need not be neighbours in the graph). Again from the new best plan's
+        peaks while a pass gains, at most `SPREAD_ROUNDS` passes."""
         for _ in range(SPREAD_ROUNDS):
             if not self.plans:
                 return
@@ -274,7 +261,7 @@ class Pool:
                                    for peak in peaks):
                     continue
                 peaks.append(set(live))
-                window = sorted(self.around(live, PEAK_WINDOW))
+                window = sorted(self.graph.around(live, PEAK_WINDOW))
                 self._solve(self.plans[0][1], [window[k:k + PEAK_WINDOW] for k in range(0, len(window), PEAK_WINDOW)],
                             deadline, connected=False)
             if not self.plans[0][0] < before:

@@ -229,7 +229,7 @@ def test_around_is_the_variables_then_their_neighbours_within_size(size: int) ->
     graph = graph_of(40, 3)
     pool = Pool(graph)
     live = pool.live(int(np.argmax(graph.rows.of(np.zeros(len(graph.unary), np.int64)))))
-    window = pool.around(live, size)
+    window = graph.around(live, size)
     neighbours = {b for a in live for b, _ in graph.near[a] if graph.choosable[b]} - set(live)
     assert window[:len(live)] == live and len(set(window)) == len(window)
     assert set(window[len(live):]) <= neighbours
