@@ -274,7 +274,7 @@ def solve_strategy(problem: StrategyProblem, time_limit: float | None = None, ro
     if not small and pairs <= MIP_PAIR_ENTRIES:  # row generation follows: its answers are the plans
         found = improve(graph, rounds=rounds, deadline=None if span is None else started + share * span)
     else:
-        dual = lagrangian(graph, exact=None if free is None else _exact(factors),
+        dual = lagrangian(graph, exact=None if free is None else _exact(factors), adaptive=not small,
                           deadline=None if span is None else started + LAGRANGE_SHARE * span)
         primal_end = None if span is None else max(started + share * span, time.perf_counter() + REPAIR_SHARE * span)
         bound = max(bound, dual.bound)

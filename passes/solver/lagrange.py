@@ -5,7 +5,7 @@ no rows: a pairwise min-sum problem whose unaries carry the prices (λ[rows_a] �
 λ its optimum is at most the problem's (weak duality), so any lower bound of the priced pairwise
 problem plus λ · (constant − limit) is a lower bound of the whole. `lagrangian` runs projected
 subgradient steps (Polyak's step towards the best plan's cost, or twice the dual value before a
-plan is found, times a step size halved every `HALVE` steps). Each relaxed problem is solved by exact
+plan is found, times a step size set by `Steps`). Each relaxed problem is solved by exact
 elimination where the pairs stay narrow, else by min-sum diffusion (`Messages`, warm-started from
 the last prices' messages; its sum of minima, or the pairwise split bound, is the bound) and
 TRW-S-style decoding; the decoded plan and the last answer are polished by whole-graph tree moves
@@ -37,13 +37,12 @@ pricing work) are more than this."""
 SNAPSHOT = 10
 """Steps between the relaxed answers kept as repair starts."""
 HALVE = 5
-"""Steps between halvings of the step size (a multiple of Polyak's), from 1. Halving only when the
-bound stops rising was meant, but that test never held (its first comparison, with an infinite best,
-is false), and every result was measured with this schedule. The rule as meant (first step 0.25, an
-overshoot answered by a shorter step from the best bound's prices) raised the bounds (IOPDDL N
-185e9 for 160e9-167e9, M 46.5e9 for 42.6e9, L 1.911e9 for 1.901e9; N's bound after 25 steps 181.9e9
-for 159.6e9) and K's plan (2.30e9 for 2.40e9 the same day), but V's plan before HiGHS got worse and
-its run ended at 2,320,200 (this schedule: the optimum, 1,617,084). Not taken until V's is understood."""
+"""The scheduled rule (`Steps(adaptive=False)`): the step size (a multiple of Polyak's), from 1,
+halved every this many steps."""
+STEP, STALE, DROP = 0.25, 5, 0.05
+"""The adaptive rule (`Steps(adaptive=True)`): the first step size; halved after `STALE` steps
+without a better bound; and a step whose bound falls below the best by more than `DROP` of it
+overshot: the size is halved at once and the next step taken from the best bound's prices."""
 FIRST_SWEEPS, MESSAGE_SWEEPS = 30, 8
 """Diffusion sweeps (forward and backward each) for the first relaxed problem and each next one."""
 
@@ -235,14 +234,52 @@ def split_bound(unary: list[np.ndarray], near: list[list[tuple[int, np.ndarray]]
     return total
 
 
+class Steps:
+    """The subgradient step size, by one of two rules. Adaptive (the textbook rule): from `STEP`,
+    halved when the bound stops rising and, on an overshoot, at once, stepping again from the best
+    bound's prices. Scheduled: from 1, halved every `HALVE` steps — longer early steps that wander
+    further from the last prices. On the IOPDDL problems the adaptive rule's bounds are higher (N
+    185e9 for 160e9-167e9, M 46.5e9 for 42.6e9, L 1.911e9 for 1.901e9) and so are its prices' plans
+    (K 2.30e9 for 2.40e9 the same day), but on V the scheduled rule's prices pass a plan that
+    repairs to the optimum (1,617,084) while every adaptive start repairs to 2.47e6 and the run ends
+    at 2,320,200. `solve_strategy` takes the scheduled rule where HiGHS follows on the whole problem
+    (its proof does not need the relaxation's bound) and the adaptive rule on the large problems,
+    where the bound and the priced starts are the relaxation's."""
+
+    def __init__(self, adaptive: bool):
+        self.adaptive = adaptive
+        self.size = STEP if adaptive else 1.0
+        self.best, self.stale = -math.inf, 0
+        self.at_best: tuple[np.ndarray, np.ndarray] | None = None
+
+    def after(self, step: int, dual: float, prices: np.ndarray, g: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
+        """The size of the step after `step` (whose bound was `dual`, at `prices`, subgradient `g`),
+        and the bound, prices and subgradient to step from."""
+        if not self.adaptive:
+            if step % HALVE == HALVE - 1:
+                self.size /= 2
+            return dual, prices, g
+        if self.at_best is not None and dual < self.best - DROP * abs(self.best):  # overshot
+            self.size, self.stale = self.size / 2, 0
+            return self.best, *self.at_best
+        if self.at_best is None or dual > self.best + 1e-9 * abs(self.best):
+            self.best, self.stale, self.at_best = dual, 0, (prices, g)
+        else:
+            self.stale += 1
+            if self.stale >= STALE:
+                self.size, self.stale = self.size / 2, 0
+        return dual, prices, g
+
+
 Exact = Callable[[list[np.ndarray]], tuple[float, np.ndarray] | None]
 """The priced pairwise problem's optimum (less the constant) and plan, or None where it cannot."""
 
 
 def lagrangian(graph: Graph, iterations: int = ITERATIONS, deadline: float | None = None,
-               exact: Exact | None = None, seed: int = 0) -> Dual:
-    """Projected subgradient on the row prices (module docstring). `exact(unary)`, when given,
-    is the priced pairwise problem's optimum without the constant and its plan (None where it cannot)."""
+               exact: Exact | None = None, seed: int = 0, adaptive: bool = True) -> Dual:
+    """Projected subgradient on the row prices (module docstring), its step size by `Steps(adaptive)`.
+    `exact(unary)`, when given, is the priced pairwise problem's optimum without the constant and
+    its plan (None where it cannot)."""
     rows, n = graph.rows, len(graph.unary)
     limit, slack = rows.limit, rows.constant - rows.limit
     order = np.arange(n)
@@ -253,7 +290,7 @@ def lagrangian(graph: Graph, iterations: int = ITERATIONS, deadline: float | Non
     passing: Messages | None = None
     starts: list[tuple[np.ndarray, np.ndarray]] = []
     trees = POLISH_TREES if rows.memberships() <= POLISH_ROW_ENTRIES else 1
-    step_size = 1.0
+    steps = Steps(adaptive)
     for step in range(iterations):
         if deadline is not None and time.perf_counter() > deadline:
             break
@@ -285,16 +322,15 @@ def lagrangian(graph: Graph, iterations: int = ITERATIONS, deadline: float | Non
             trial.descend(order, feasible=True, sweeps=100, deadline=deadline)
             if graph.value(trial.choice) < value:
                 plan, value = trial.choice.copy(), graph.value(trial.choice)
-        if step % HALVE == HALVE - 1:
-            step_size /= 2
         if step % SNAPSHOT == SNAPSHOT - 1:
             starts.append((search.choice.copy(), prices.copy()))
         g = np.where((prices <= 0) & (over < 0), 0.0, over)
+        dual, prices, g = steps.after(step, dual, prices, g)
         norm = float(g @ g)
         if norm <= 0:
             break  # every priced row fits with zero slack: the relaxed answer is optimal for λ
         target = value if math.isfinite(value) else dual + max(abs(dual), 1.0)
-        prices = np.maximum(prices + step_size * max(target - dual, 1e-6 * abs(dual) + 1e-9) / norm * g, 0.0)
+        prices = np.maximum(prices + steps.size * max(target - dual, 1e-6 * abs(dual) + 1e-9) / norm * g, 0.0)
     search.penalty = np.zeros(len(slack))
     if not starts or not np.array_equal(starts[-1][0], search.choice):
         starts.append((search.choice.copy(), prices.copy()))

@@ -35,7 +35,7 @@ INFINITE = 1e18
 MAX_PAIR = 1 << 16
 """The largest pair matrix degree-2 elimination builds."""
 MAX_PROFILE = 1 << 24
-"""The largest d × d × profile comparison dominance pruning makes for one variable."""
+"""The largest d × d × profile comparison (one boolean array) dominance pruning makes for one variable."""
 
 
 class Infeasible(Exception):
@@ -340,12 +340,11 @@ def _dominance(red: Reduction, a: int) -> bool:
     if d * d * width > MAX_PROFILE:
         return False
     profile = np.concatenate([red.unary[a][:, None], *red.adj[a].values(), red.terms[a].usage], axis=1)
-    dominated = np.zeros(d, bool)
-    for t in range(d):  # one strategy against all at a time: memory d × width, not d² × width
-        no_worse = (profile <= profile[t]).all(axis=1)  # s ≤ t everywhere
-        no_worse[t] = False
-        equal = no_worse & (profile >= profile[t]).all(axis=1)
-        dominated[t] = bool((no_worse & ~equal).any() or equal[:t].any())
+    no_worse = (profile[:, None, :] <= profile[None, :, :]).all(axis=2)  # [s, t]: s ≤ t everywhere
+    np.fill_diagonal(no_worse, False)
+    equal = no_worse & no_worse.T
+    # t goes if some s is no worse and better somewhere, or equal to t and before it
+    dominated = (no_worse & ~equal).any(axis=0) | np.triu(equal, 1).any(axis=0)
     if not dominated.any():
         return False
     red.restrict(a, ~dominated)
@@ -388,8 +387,8 @@ def reduce_problem(problem: StrategyProblem) -> Reduction:
         merged = _merge_from(red, a, seen)
         if a not in red.unary:
             continue
-        if _dominance(red, a):
-            _consistent(red, deque(red.adj[a]))
+        if _dominance(red, a):  # only the pairs with a lost rows
+            _consistent(red, deque(red.adj[a]), {b: [a] for b in red.adj[a]})
             merged = True
         if _eliminable(red, a):
             near = list(red.adj[a])

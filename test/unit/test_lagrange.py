@@ -9,7 +9,7 @@ import pytest
 
 from sbpc.passes.solver.contest import _graph, solve_strategy
 from sbpc.passes.solver.factor import MIP_UNIT, FactorProblem, MemoryRow, solve_mip
-from sbpc.passes.solver.lagrange import Messages, lagrangian, split_bound
+from sbpc.passes.solver.lagrange import DROP, HALVE, STALE, STEP, Messages, Steps, lagrangian, split_bound
 from sbpc.passes.solver.local import improve
 from sbpc.passes.solver.reduce import reduce_problem
 from sbpc.passes.solver.sharding import memory_rows
@@ -68,14 +68,40 @@ def _check(n: int, seed: int) -> None:
     red = reduce_problem(problem)
     variables = red.variables()
     graph = _graph(red, variables, memory_rows(red, variables, problem.usage_limit))
-    dual = lagrangian(graph, iterations=30)
-    assert dual.bound <= best + 1e-6 * best
-    found = improve(graph, rounds=50, start=dual.plan if dual.plan is not None else dual.relaxed,
-                    prices=None if dual.plan is not None else dual.prices)
-    assert found is not None
-    plan = red.expand(dict(zip(variables, (int(c) for c in found[0]), strict=True)))
-    judged = evaluate(problem, plan)
-    assert judged.feasible and judged.cost == round(found[1]) >= best
+    for adaptive in (True, False):  # either step rule
+        dual = lagrangian(graph, iterations=30, adaptive=adaptive)
+        assert dual.bound <= best + 1e-6 * best
+        found = improve(graph, rounds=50, start=dual.plan if dual.plan is not None else dual.relaxed,
+                        prices=None if dual.plan is not None else dual.prices)
+        assert found is not None
+        plan = red.expand(dict(zip(variables, (int(c) for c in found[0]), strict=True)))
+        judged = evaluate(problem, plan)
+        assert judged.feasible and judged.cost == round(found[1]) >= best
+
+
+def test_adaptive_steps_halve_when_stale_and_step_back_on_overshoot() -> None:
+    steps = Steps(adaptive=True)
+    assert steps.size == STEP
+    prices, g = np.array([1.0]), np.array([2.0])
+    assert steps.after(0, 100.0, prices, g)[0] == 100.0  # the best so far
+    for k in range(1, STALE + 1):  # no better bound (and no overshoot) for STALE steps: halved
+        assert steps.size == STEP
+        steps.after(k, 100.0 - k * DROP, np.array([9.0]), g)
+    assert steps.size == STEP / 2
+    # a fall of more than DROP of the best: halved at once, stepping from the best bound's prices
+    dual, back, grad = steps.after(STALE + 1, 100.0 * (1 - 2 * DROP), np.array([5.0]), np.array([7.0]))
+    assert (dual, back.tolist(), grad.tolist(), steps.size) == (100.0, [1.0], [2.0], STEP / 4)
+
+
+def test_scheduled_steps_halve_every_few_steps() -> None:
+    steps = Steps(adaptive=False)
+    prices, g = np.array([3.0]), np.array([1.0])
+    sizes = []
+    for k in range(2 * HALVE):
+        dual, back, _ = steps.after(k, -float(k), prices, g)  # a falling bound changes nothing else
+        assert dual == -float(k) and back is prices
+        sizes.append(steps.size)
+    assert sizes == [1.0] * (HALVE - 1) + [0.5] * HALVE + [0.25]
 
 
 def test_wide_problem_matches_highs() -> None:
