@@ -75,10 +75,13 @@ they put memory, which relinking exploits. Measured from the repaired answers (3
 49.93e9 at 10x, 49.93e9 at 30x, 53.1e9 at 100x (2,000 backtracks); N (1,000 backtracks) 209.9e9-
 213.9e9 over the ten, their pool relinked 204.9e9 (offline; within N's limit two or three are
 solved)."""
-CFN_BACKTRACKS = 5_000
-"""toulbar2's backtracks per priced problem. N at 10x: its first answer after 1.7 s is within 1.5 %
-of the one after 5,000 backtracks (24 s), within 0.15 % after 1,000 (7 s); but M's answers after
-1,000 repair to 52.4e9 and 56.5e9 at 10x and 100x, after 5,000 to 49.93e9."""
+CFN_BACKTRACKS, CFN_WORK = 5_000, 26_000_000
+"""toulbar2's backtracks per priced problem: at most `CFN_BACKTRACKS`, and at most `CFN_WORK` divided
+by the variables (a backtrack's work grows with them). M (4,375 variables) and K (5,172) so keep about
+5,000: M's answers after 1,000 repaired to 52.4e9 and 56.5e9 at 10x and 100x, after 5,000 to 49.93e9.
+N (24,875) gets 1,045: at 10x its answer after 1,000 (7 s) is within 0.15 % of the one after 5,000 (24
+s), which the per-solve cap (`CFN_EACH`) cut at a varying point: the same prices' starts repaired to
+anywhere in 206.9e9-215.5e9."""
 CFN_SHARE = 0.8
 """Of a time limit, the point after which no further priced problem is started."""
 CFN_EACH = 0.12
@@ -131,6 +134,11 @@ def _graph(red: Reduction, variables: list[int], rows) -> Graph:  # type: ignore
     return Graph([red.unary[a] for a in variables], near, rows, red.constant)
 
 
+def cfn_backtracks(variables: int) -> int:
+    """toulbar2's backtracks for a priced problem of this many variables (`CFN_WORK`)."""
+    return max(min(CFN_BACKTRACKS, CFN_WORK // max(variables, 1)), 1)
+
+
 class PricedStarts:
     """toulbar2's answers to the problem priced at the relaxation's prices times each of
     `CFN_SCALES` (memory made soft, the contest winner's idea), with those prices: repair starts,
@@ -142,6 +150,7 @@ class PricedStarts:
 
     def __init__(self, graph: Graph, prices: np.ndarray, deadline: float | None, each: float | None = None):
         self.graph, self.prices, self.deadline, self.each = graph, prices, deadline, each
+        self.backtracks = cfn_backtracks(len(graph.unary))
         self.bound = -math.inf
         self.count = 0
         """Answers given so far."""
@@ -162,7 +171,7 @@ class PricedStarts:
             if deadline is not None and time.perf_counter() > deadline:
                 return
             if not prices.any():
-                answer = solve_cfn(graph.unary, graph.near, CFN_BACKTRACKS, self._seconds())
+                answer = solve_cfn(graph.unary, graph.near, self.backtracks, self._seconds())
                 if answer is None:
                     return
                 self.bound = max(self.bound, self._lagrangian_bound(answer, prices))
@@ -172,7 +181,8 @@ class PricedStarts:
                     yield answer.choice, prices
                     return
                 prices = over * max(graph.typical_cost() / max(rows.limit, 1.0), 1e-12)
-            answer = solve_cfn(priced_unary(graph, scale * prices), graph.near, CFN_BACKTRACKS, self._seconds())
+            answer = solve_cfn(priced_unary(graph, scale * prices), graph.near, self.backtracks,
+                               self._seconds())
             if answer is not None:
                 self.bound = max(self.bound, self._lagrangian_bound(answer, scale * prices))
                 self.count += 1

@@ -12,7 +12,7 @@ import pytest
 
 from sbpc.passes.solver import contest
 from sbpc.passes.solver.cfn import solve_cfn
-from sbpc.passes.solver.contest import CFN_SCALES, PricedStarts, _graph
+from sbpc.passes.solver.contest import CFN_BACKTRACKS, CFN_SCALES, CFN_WORK, PricedStarts, _graph, cfn_backtracks
 from sbpc.passes.solver.lagrange import lagrangian
 from sbpc.passes.solver.local import improve
 from sbpc.passes.solver.reduce import reduce_problem
@@ -112,3 +112,27 @@ def test_priced_starts_give_each_solve_at_most_its_share(
     assert len(starts) == len(CFN_SCALES) == len(limits)
     for limit in limits:
         assert (limit is None) if expected is None else (limit is not None and 1.0 <= limit <= expected + 1e-9)
+
+
+
+@pytest.mark.parametrize(("variables", "expected"), [(30, CFN_BACKTRACKS), (CFN_WORK // CFN_BACKTRACKS, CFN_BACKTRACKS),
+                                                     (CFN_WORK // 1000, 1000), (2 * CFN_WORK, 1)])
+def test_priced_problems_share_a_work_budget_among_the_variables(variables: int, expected: int) -> None:
+    """`CFN_BACKTRACKS` backtracks, fewer where the variables are so many that `CFN_WORK` divided by
+    them is less (at least one): a work limit, not the clock."""
+    assert cfn_backtracks(variables) == expected
+
+
+def test_priced_starts_solve_with_that_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    problem = wide_problem(30, 1)
+    red = reduce_problem(problem)
+    graph = _graph(red, red.variables(), memory_rows(red, red.variables(), problem.usage_limit))
+    given: list[int] = []
+
+    def solve(unary, near, backtracks, time_limit=None):  # type: ignore[no-untyped-def]
+        given.append(backtracks)
+        return solve_cfn(unary, near, backtracks)
+
+    monkeypatch.setattr(contest, "solve_cfn", solve)
+    starts = list(PricedStarts(graph, np.ones(len(graph.rows.constant)), None))
+    assert starts and len(given) == len(starts) and set(given) == {cfn_backtracks(len(graph.unary))}
