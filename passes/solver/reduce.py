@@ -387,7 +387,7 @@ def reduce_problem(problem: StrategyProblem) -> Reduction:
         merged = _merge_from(red, a, seen)
         if a not in red.unary:
             continue
-        if _dominance(red, a):  # only the pairs with a lost rows
+        if _dominance(red, a):  # only the pairs with a changed (a lost strategies)
             _consistent(red, deque(red.adj[a]), {b: [a] for b in red.adj[a]})
             merged = True
         if _eliminable(red, a):
