@@ -68,13 +68,11 @@ LAGRANGE_SHARE, REPAIR_SHARE = 0.4, 0.25
 first where it is fast), and the least left to the local search after it. Where row generation
 follows (A, C, D), the relaxation does not run: HiGHS's answers there depend on its share of
 the time (D fell from below the best team to 1.01x and, with a tenth for the relaxation, 2.2x)."""
-CFN_SCALES = (10.0, 100.0, 1.0, 30.0, 3.0, 20.0, 5.0, 50.0, 2.0, 15.0)
-"""Multiples of the relaxation's prices at which toulbar2 solves the priced problem, in turn
-(`PricedStarts`), while time is left: the repaired answers are alike in value and differ in where
-they put memory, which relinking exploits. Measured from the repaired answers (300 rounds): M
-49.93e9 at 10x, 49.93e9 at 30x, 53.1e9 at 100x (2,000 backtracks); N (1,000 backtracks) 209.9e9-
-213.9e9 over the ten, their pool relinked 204.9e9 (offline; within N's limit two or three are
-solved)."""
+FIRST_SCALE, SCALE_STEP, SCALE_CLOSE, SCALE_SOLVES = 1.0, math.sqrt(10.0), 1.25, 10
+"""The multiples of the relaxation's prices at which toulbar2 solves the priced problem (`Scales`):
+the first; the factor down while answers fit the rows and up while they overflow; the ratio of the
+least fitting to the greatest overflowing scale at which the search between them stops; the most
+solves."""
 CFN_BACKTRACKS, CFN_WORK = 5_000, 26_000_000
 """toulbar2's backtracks per priced problem: at most `CFN_BACKTRACKS`, and at most `CFN_WORK` divided
 by the variables (a backtrack's work grows with them). M (4,375 variables) and K (5,172) so keep about
@@ -139,9 +137,46 @@ def cfn_backtracks(variables: int) -> int:
     return max(min(CFN_BACKTRACKS, CFN_WORK // max(variables, 1)), 1)
 
 
+class Scales:
+    """The multiples of the relaxation's prices toulbar2's priced problems take, in turn: from
+    `FIRST_SCALE`, down by `SCALE_STEP` while the answers fit the rows and up while they overflow,
+    then the geometric midpoint of the greatest scale whose answer overflowed and the least whose
+    answer fit, until they are within `SCALE_CLOSE` (at most `SCALE_SOLVES` solves). The best starts
+    are the answers that just fit or just overflow: priced too high, memory is spared at any cost;
+    too low, the repair is long. Measured on the relaxation's prices (maximum fill of a row by the
+    answer, its value, then repaired): IOPDDL K at 10x fits (97 %, 3.61e9, repaired 3.30e9), at 1x
+    overflows (103 %, 2.15e9, repaired 2.26e9, the best start; a fixed order 10x, 100x, 1x reached it
+    only in runs much longer than the limit); N at 10x 92 % (218.8e9), 3x 106 % (212.2e9), 1x 120 %."""
+
+    def __init__(self) -> None:
+        self.fit, self.over = math.inf, 0.0
+        """The least scale whose answer fit, the greatest whose answer overflowed (0: none yet)."""
+        self.solves = 0
+
+    def next(self) -> float | None:
+        """The next scale, or None when the search is done."""
+        if self.solves >= SCALE_SOLVES:
+            return None
+        if not self.solves:
+            return FIRST_SCALE
+        if not self.over:
+            return self.fit / SCALE_STEP
+        if math.isinf(self.fit):
+            return self.over * SCALE_STEP
+        return math.sqrt(self.over * self.fit) if self.fit > SCALE_CLOSE * self.over else None
+
+    def tell(self, scale: float, fits: bool) -> None:
+        """Whether the answer at `scale` fit the rows."""
+        self.solves += 1
+        if fits:
+            self.fit = min(self.fit, scale)
+        else:
+            self.over = max(self.over, scale)
+
+
 class PricedStarts:
-    """toulbar2's answers to the problem priced at the relaxation's prices times each of
-    `CFN_SCALES` (memory made soft, the contest winner's idea), with those prices: repair starts,
+    """toulbar2's answers to the problem priced at the relaxation's prices times each of the
+    multiples `Scales` picks (memory made soft, the contest winner's idea), with those prices: repair starts,
     solved one at a time as they are iterated (each is repaired and relinked before the next is
     solved), none started after `deadline`. `bound`: the best Lagrangian bound their proved lower
     bounds give (weak duality, as in `lagrange.lagrangian`; less half a unit per variable for the
@@ -167,7 +202,8 @@ class PricedStarts:
 
     def __iter__(self) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         graph, rows, prices, deadline = self.graph, self.graph.rows, self.prices, self.deadline
-        for scale in CFN_SCALES:
+        scales = Scales()
+        while (scale := scales.next()) is not None:
             if deadline is not None and time.perf_counter() > deadline:
                 return
             if not prices.any():
@@ -183,10 +219,12 @@ class PricedStarts:
                 prices = over * max(graph.typical_cost() / max(rows.limit, 1.0), 1e-12)
             answer = solve_cfn(priced_unary(graph, scale * prices), graph.near, self.backtracks,
                                self._seconds())
-            if answer is not None:
-                self.bound = max(self.bound, self._lagrangian_bound(answer, scale * prices))
-                self.count += 1
-                yield answer.choice, scale * prices
+            if answer is None:
+                return
+            self.bound = max(self.bound, self._lagrangian_bound(answer, scale * prices))
+            scales.tell(scale, bool((rows.of(answer.choice) <= rows.limit).all()))
+            self.count += 1
+            yield answer.choice, scale * prices
 
 
 def _left(deadline: float | None) -> float | None:

@@ -22,6 +22,8 @@ import numpy as np
 
 from sbpc.passes.solver.sharding import Rows, prefix_sums
 
+SOFT_GROWTH = 2.0
+"""Per round of the soft-memory phase of `improve`, the factor its price per byte over a row grows by."""
 TREES = 4
 """Whole-graph tree moves per round of the soft-memory phase."""
 STAR_TRIES = 3
@@ -380,7 +382,7 @@ def improve(graph: Graph, rounds: int = 200, seed: int = 0, deadline: float | No
             break
         over = np.maximum(search.used - limit, 0.0)
         search.penalty = search.penalty + scale * (1 + over / max(limit, 1.0)) * (over > 0) * 10
-        scale *= 1.3
+        scale *= SOFT_GROWTH
     if not search.within():  # the leanest plan: per variable the least usage summed over its rows
         lean = np.array([int(np.lexsort((np.where(f, u, np.inf), graph.rows.total(a), ~f))[0])
                          for a, (u, f) in enumerate(zip(graph.unary, finite, strict=True))])

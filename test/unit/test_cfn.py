@@ -12,7 +12,18 @@ import pytest
 
 from sbpc.passes.solver import contest
 from sbpc.passes.solver.cfn import solve_cfn
-from sbpc.passes.solver.contest import CFN_BACKTRACKS, CFN_SCALES, CFN_WORK, PricedStarts, _graph, cfn_backtracks
+from sbpc.passes.solver.contest import (
+    CFN_BACKTRACKS,
+    CFN_WORK,
+    FIRST_SCALE,
+    SCALE_CLOSE,
+    SCALE_SOLVES,
+    SCALE_STEP,
+    PricedStarts,
+    Scales,
+    _graph,
+    cfn_backtracks,
+)
 from sbpc.passes.solver.lagrange import lagrangian
 from sbpc.passes.solver.local import improve
 from sbpc.passes.solver.reduce import reduce_problem
@@ -79,7 +90,7 @@ def test_priced_starts_are_plans_that_repair(seed: int) -> None:
         priced = PricedStarts(graph, prices, None)
         starts, bound = list(priced), priced.bound
         assert bound <= best + 1e-6 * abs(best)
-        assert 1 <= len(starts) <= len(CFN_SCALES)
+        assert 1 <= len(starts) <= SCALE_SOLVES
         for choice, priced in starts:
             assert len(choice) == len(graph.unary)
             assert all(np.isfinite(u[c]) for u, c in zip(graph.unary, choice, strict=True))
@@ -109,7 +120,7 @@ def test_priced_starts_give_each_solve_at_most_its_share(
     monkeypatch.setattr(contest, "solve_cfn", solve)
     deadline = None if deadline_in is None else time.perf_counter() + deadline_in
     starts = list(PricedStarts(graph, np.ones(len(graph.rows.constant)), deadline, each))
-    assert len(starts) == len(CFN_SCALES) == len(limits)
+    assert starts and len(starts) == len(limits)
     for limit in limits:
         assert (limit is None) if expected is None else (limit is not None and 1.0 <= limit <= expected + 1e-9)
 
@@ -136,3 +147,42 @@ def test_priced_starts_solve_with_that_budget(monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setattr(contest, "solve_cfn", solve)
     starts = list(PricedStarts(graph, np.ones(len(graph.rows.constant)), None))
     assert starts and len(given) == len(starts) and set(given) == {cfn_backtracks(len(graph.unary))}
+
+
+def _scales(fits) -> list[float]:  # type: ignore[no-untyped-def]
+    scales, tried = Scales(), []
+    while (scale := scales.next()) is not None:
+        tried.append(scale)
+        scales.tell(scale, fits(scale))
+    return tried
+
+
+@pytest.mark.parametrize("threshold", [0.013, 0.7, 2.5, 9.0, 10.0, 31.0, 4000.0])
+def test_scales_close_in_on_the_least_that_fits(threshold: float) -> None:
+    """Answers fit from some multiple of the prices on: the search starts at `FIRST_SCALE`, goes by
+    decades toward it, then halves the bracket (in log) until the least fitting scale is within
+    `SCALE_CLOSE` of the greatest overflowing one."""
+    tried = _scales(lambda scale: scale >= threshold)
+    assert tried[0] == FIRST_SCALE and len(set(tried)) == len(tried) <= SCALE_SOLVES
+    fit = min(s for s in tried if s >= threshold)
+    over = max(s for s in tried if s < threshold)
+    assert over < threshold <= fit <= SCALE_CLOSE * over
+
+
+@pytest.mark.parametrize("fits", [True, False])
+def test_scales_stop_after_their_solves(fits: bool) -> None:
+    tried = _scales(lambda scale: fits)
+    factor = 1 / SCALE_STEP if fits else SCALE_STEP
+    assert tried == pytest.approx([FIRST_SCALE * factor ** k for k in range(SCALE_SOLVES)])
+
+
+def test_priced_starts_take_the_scales_their_answers_call_for(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each answer's fit decides the next multiple of the prices (`Scales`)."""
+    problem = wide_problem(40, 2)
+    red = reduce_problem(problem)
+    graph = _graph(red, red.variables(), memory_rows(red, red.variables(), problem.usage_limit))
+    prices = np.ones(len(graph.rows.constant))
+    starts = list(PricedStarts(graph, prices, None))
+    fitted = {float(p[0]): bool((graph.rows.of(c) <= graph.rows.limit).all()) for c, p in starts}
+    assert [float(p[0]) for _, p in starts] == _scales(lambda scale: fitted[scale])
+    assert len(set(fitted.values())) == 2  # this problem's answers fit at some scales, not at others
