@@ -157,7 +157,7 @@ def _scales(fits) -> list[float]:  # type: ignore[no-untyped-def]
     return tried
 
 
-@pytest.mark.parametrize("threshold", [0.013, 0.7, 2.5, 9.0, 10.0, 31.0, 4000.0])
+@pytest.mark.parametrize("threshold", [0.013, 0.7, 1.0, 2.5, 9.0, 10.0, 31.0, 300.0])
 def test_scales_close_in_on_the_least_that_fits(threshold: float) -> None:
     """Answers fit from some multiple of the prices on: the search starts at `FIRST_SCALE`, goes by
     decades toward it, then halves the bracket (in log) until the least fitting scale is within
