@@ -142,11 +142,12 @@ class Scales:
     `FIRST_SCALE` (the relaxation's own problem), up by `SCALE_STEP` while the answers overflow the
     rows and down while they fit, then the geometric midpoint of the greatest scale whose answer
     overflowed and the least whose answer fit, until they are within `SCALE_CLOSE` (at most
-    `SCALE_SOLVES` solves). The best starts are the answers near the limit: priced too high, memory
+    `SCALE_SOLVES` solves). The starts sought are the answers near the limit: priced too high, memory
     is spared at any cost; too low, the repair moves much of it. Measured on the relaxation's prices
     (the fullest row's fill by the answer, its value; repaired): K at 1x 103 %, 2.15e9, repaired
     2.26e9, its best start, at 3x 94 % (3.02e9), at 10x 97 % (3.61e9, repaired 3.30e9); N at 1x
-    120 % (repaired 206.0e9, its best), 3x 106 %, 10x 92 % (218.8e9). The fixed order before (10x,
+    120 %, 3x 106 %, 10x 92 % — N's best start is 1x or 10x depending on the step at which the
+    relaxation's prices are taken (repaired 206.1e9-222.4e9 either way). The fixed order before (10x,
     100x, 1x, 30x, ...) reached K's 1x only in runs far over the limit (K 2.26e9-2.36e9 at 180 s;
     with this search 2.2655e9 in three runs)."""
 
