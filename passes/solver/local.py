@@ -27,8 +27,15 @@ SOFT_GROWTH = 2.0
 IOPDDL N's answer at the relaxation's prices (199 rows over, the fullest by 24 %) repaired (300
 rounds) in 24 s to 206.05e9; growing by 1.3, the soft phase took 65 rounds, and the repair 56 s,
 to 206.10e9."""
+SOFT_IDLE_GROWTH = 16.0
+"""The same factor after a round that moved nothing (its prices paid for no move): an IOPDDL N answer
+(3,061 rows over) spent its first 16 rounds, 10 s, so; six of N's priced answers repaired in 23-26 s
+for 30-33 s, to values within 1.5 % either way."""
 TREES = 4
 """Whole-graph tree moves per round of the soft-memory phase."""
+SOFT_SETTLE = 3
+"""Bisections of the soft-memory phase's last price rise once its plan fits (`_settle`): of six of
+IOPDDL N's priced answers, one repaired to 213.6e9 for 225.5e9, the rest within 0.05 %."""
 STAR_TRIES = 3
 """Hub choices a star move tries, cheapest first."""
 HUB = 8
@@ -361,6 +368,37 @@ def _piece(graph: Graph, rng: np.random.Generator, size: int) -> list[int]:
     return seen
 
 
+def _soft_round(search: Search, rng: np.random.Generator, order: np.ndarray, deadline: float | None) -> None:
+    """A round of the soft-memory phase: whole-graph tree moves, then ICM, under the search's prices."""
+    for _ in range(TREES):
+        soft_tree(search, search.graph.pick(rng), len(order))
+    search.descend(order, feasible=False, sweeps=10, deadline=deadline)
+
+
+def _settle(fit: Search, last: tuple[Search, np.ndarray, np.ndarray], rng: np.random.Generator,
+            order: np.ndarray, deadline: float | None) -> Search:
+    """The cheapest plan that fits among `fit` (the soft phase's first) and the rounds from the plan
+    before the last price rise at a bisected part of that rise (`SOFT_SETTLE` of them): the whole
+    rise may overshoot, sparing memory at any cost."""
+    start, prices, rise = last
+    best, best_value = fit, fit.graph.value(fit.choice)
+    low, high = 0.0, 1.0
+    for _ in range(SOFT_SETTLE):
+        if deadline is not None and time.perf_counter() > deadline:
+            break
+        part = (low + high) / 2
+        trial = start.copy()
+        trial.penalty = prices + part * rise
+        _soft_round(trial, rng, order, deadline)
+        if not trial.within():
+            low = part
+            continue
+        high = part
+        if (value := fit.graph.value(trial.choice)) < best_value:
+            best, best_value = trial, value
+    return best
+
+
 def improve(graph: Graph, rounds: int = 200, seed: int = 0, deadline: float | None = None,
             start: np.ndarray | None = None, prices: np.ndarray | None = None) -> tuple[np.ndarray, float] | None:
     """The best plan within the rows found (see the module's docstring), or None if none fits.
@@ -375,17 +413,23 @@ def improve(graph: Graph, rounds: int = 200, seed: int = 0, deadline: float | No
     rng = np.random.default_rng(seed)
     limit = graph.rows.limit
     scale = max(graph.typical_cost(), 1.0) / max(limit, 1.0)
+    last: tuple[Search, np.ndarray, np.ndarray] | None = None  # before the last price rise: plan, prices, rise
     for _ in range(150):  # whole-graph trees and ICM, under row prices raised until the plan fits
         if search.within():
             break
-        for _ in range(TREES):
-            soft_tree(search, graph.pick(rng), n)
-        search.descend(order, feasible=False, sweeps=10, deadline=deadline)
-        if search.within() or (deadline is not None and time.perf_counter() > deadline):
+        before = search.choice.copy()
+        _soft_round(search, rng, order, deadline)
+        if search.within():
+            if last is not None:
+                search = _settle(search, last, rng, order, deadline)
+            break
+        if deadline is not None and time.perf_counter() > deadline:
             break
         over = np.maximum(search.used - limit, 0.0)
-        search.penalty = search.penalty + scale * (1 + over / max(limit, 1.0)) * (over > 0) * 10
-        scale *= SOFT_GROWTH
+        rise = scale * (1 + over / max(limit, 1.0)) * (over > 0) * 10
+        last = (search.copy(), search.penalty.copy(), rise)
+        search.penalty = search.penalty + rise
+        scale *= SOFT_GROWTH if (search.choice != before).any() else SOFT_IDLE_GROWTH
     if not search.within():  # the leanest plan: per variable the least usage summed over its rows
         lean = np.array([int(np.lexsort((np.where(f, u, np.inf), graph.rows.total(a), ~f))[0])
                          for a, (u, f) in enumerate(zip(graph.unary, finite, strict=True))])

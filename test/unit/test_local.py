@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sbpc.passes.solver.local import HUB, Graph, Search, improve
+from sbpc.passes.solver import local
+from sbpc.passes.solver.local import HUB, Graph, Search, _settle, improve
 from sbpc.passes.solver.sharding import Rows
 
 
@@ -115,3 +116,58 @@ def test_star_moves_keep_the_rows_and_never_raise_the_value(seed: int) -> None:
     before = graph.value(search.choice)
     search.star_moves(None)
     assert search.within() and graph.value(search.choice) <= before + 1e-9
+
+
+def _leanest(graph: Graph) -> Search:
+    return Search(graph, np.array([int(np.argmin(graph.rows.total(a))) for a in range(len(graph.unary))]))
+
+
+def _overflowing(seeds: range) -> list[Graph]:
+    """Star graphs whose cheapest choices overflow the rows and whose leanest fit."""
+    graphs = [star(seed, 3 * HUB) for seed in seeds]
+    return [g for g in graphs if _leanest(g).within()
+            and not Search(g, np.array([int(np.argmin(u)) for u in g.unary])).within()]
+
+
+def test_settling_keeps_the_cheapest_plan_that_fits() -> None:
+    """From the leanest plan (fits, dear) and a price rise over the cheapest choices' overflow,
+    `_settle` returns a plan that fits and costs no more, and on some graphs less: a part of
+    the rise is enough."""
+    graphs = _overflowing(range(30))
+    assert len(graphs) >= 5
+    cheaper = 0
+    for graph in graphs:
+        fit = _leanest(graph)
+        greedy = Search(graph, np.array([int(np.argmin(u)) for u in graph.unary]))
+        over = np.maximum(greedy.used - graph.rows.limit, 0.0)
+        rise = 1e3 * (over > 0)
+        got = _settle(fit, (greedy, np.zeros(len(over)), rise), np.random.default_rng(0),
+                      np.arange(len(graph.unary)), None)
+        assert got.within()
+        assert graph.value(got.choice) <= graph.value(fit.choice) + 1e-9
+        cheaper += graph.value(got.choice) < graph.value(fit.choice) - 1e-9
+    assert cheaper >= 1
+
+
+def test_idle_soft_rounds_raise_the_prices_faster(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Four variables sharing a row that holds three of their bytes; sparing a byte costs a million
+    times the first price per byte, so the soft phase's first rounds move nothing. Growing the
+    prices by `SOFT_IDLE_GROWTH` after such rounds reaches the plan that fits (one byte spared) in
+    fewer rounds than growing by `SOFT_GROWTH` alone."""
+    unary = [np.array([0.0, 1e6]) for _ in range(4)]
+    rows = Rows.from_dense([np.array([0])] * 4, [np.array([[1.0, 0.0]])] * 4, np.zeros(1), 3.0)
+    graph = Graph(unary, [[] for _ in range(4)], rows)
+    rounds: list[int] = []
+    real = local._soft_round
+
+    def counted(*args, **kwargs) -> None:  # type: ignore[no-untyped-def]
+        rounds[-1] += 1
+        real(*args, **kwargs)
+
+    monkeypatch.setattr(local, "_soft_round", counted)
+    for growth in (local.SOFT_IDLE_GROWTH, local.SOFT_GROWTH):
+        monkeypatch.setattr(local, "SOFT_IDLE_GROWTH", growth)
+        rounds.append(0)
+        found = improve(graph, rounds=0, start=np.zeros(4, np.int64))
+        assert found is not None and sorted(found[0].tolist()) == [0, 0, 0, 1] and found[1] == 1e6
+    assert rounds[0] < rounds[1]
