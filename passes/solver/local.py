@@ -7,7 +7,8 @@
 * `Search.pair_moves`: both ends of an edge at once (the best cell of the pair's whole table given
   the rest, then the first that fits), which leaves the single-variable optima ICM stops in;
 * `improve`: a fast feasible start (ICM unconstrained, then penalties raised on the rows over
-  the limit until the plan fits, then the feasible descent), then iterated local search: perturb
+  the limit until the plan fits — faster after a round that moved nothing, and the last rise
+  bisected for a cheaper plan that fits — then the feasible descent), then iterated local search: perturb
   a connected piece around a seeded random variable (LENS's component moves), descend, keep if
   better. Every loop has a work limit (`rounds`); the seeded generator makes the result a function
   of the problem and that budget, and a `deadline` only cuts it short.
