@@ -32,6 +32,10 @@ def star(seed: int, leaves: int, ring: bool = True) -> Graph:
     return Graph(unary, near, Rows.from_dense(rows, usage, np.zeros(leaves), 9.0))
 
 
+def _leanest(graph: Graph) -> Search:
+    return Search(graph, np.array([int(np.argmin(graph.rows.total(a))) for a in range(len(graph.unary))]))
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_hub_local_costs_are_the_neighbour_sum(seed: int) -> None:
     graph = star(seed, 3 * HUB)
@@ -48,7 +52,7 @@ def test_hub_local_costs_are_the_neighbour_sum(seed: int) -> None:
 def test_improve_plans_fit_and_are_priced_right(seed: int) -> None:
     graph = star(seed, 3 * HUB)
     found = improve(graph, rounds=50)
-    leanest = Search(graph, np.array([int(np.argmin(graph.rows.total(a))) for a in range(len(graph.unary))]))
+    leanest = _leanest(graph)
     if found is None:  # only where not even the leanest plan fits
         assert not leanest.within()
         return
@@ -118,15 +122,15 @@ def test_star_moves_keep_the_rows_and_never_raise_the_value(seed: int) -> None:
     assert search.within() and graph.value(search.choice) <= before + 1e-9
 
 
-def _leanest(graph: Graph) -> Search:
-    return Search(graph, np.array([int(np.argmin(graph.rows.total(a))) for a in range(len(graph.unary))]))
+def _cheapest(graph: Graph) -> Search:
+    return Search(graph, np.array([int(np.argmin(u)) for u in graph.unary]))
 
 
 def _overflowing(seeds: range) -> list[Graph]:
     """Star graphs whose cheapest choices overflow the rows and whose leanest fit."""
     graphs = [star(seed, 3 * HUB) for seed in seeds]
     return [g for g in graphs if _leanest(g).within()
-            and not Search(g, np.array([int(np.argmin(u)) for u in g.unary])).within()]
+            and not _cheapest(g).within()]
 
 
 def test_settling_keeps_the_cheapest_plan_that_fits() -> None:
@@ -138,7 +142,7 @@ def test_settling_keeps_the_cheapest_plan_that_fits() -> None:
     cheaper = 0
     for graph in graphs:
         fit = _leanest(graph)
-        greedy = Search(graph, np.array([int(np.argmin(u)) for u in graph.unary]))
+        greedy = _cheapest(graph)
         over = np.maximum(greedy.used - graph.rows.limit, 0.0)
         rise = 1e3 * (over > 0)
         got = _settle(fit, (greedy, np.zeros(len(over)), rise), np.random.default_rng(0),
