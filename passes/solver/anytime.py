@@ -49,6 +49,7 @@ from sbpc.passes.solver.local import Graph, improve
 from sbpc.passes.solver.neighbourhood import Neighbourhoods
 from sbpc.passes.solver.sharding import Rows
 from sbpc.passes.solver.split import ascend
+from sbpc.passes.solver.work import Stop
 
 ROUNDS = 300
 """Local-search rounds from the best start (a tenth from each other start): the primal's work limit."""
@@ -262,6 +263,7 @@ def anytime(
     shared boxings (`Descent.share_moves`); `split`: the ones `lower` charges at
     `split.lower_split` (none: its shares stay)."""
     started = time.perf_counter()
+    stop = Stop.clock(deadline)  # the loops' own limits bound the work; the clock only caps
     descent = Descent(exact, budget, shared)
     low = pairwise_graph(lower, budget)
     high = pairwise_graph(upper, budget)
@@ -273,7 +275,7 @@ def anytime(
         starts += [(np.array(choice), None) for _, choice in ascent.plans]
         bound = (low.constant + max(low_bound, ascent.bound)) / US_PER_SECOND
     else:
-        dual = lagrangian(low, exact=_exact(lower), deadline=deadline)
+        dual = lagrangian(low, exact=_exact(lower), stop=stop)
         bound = dual.bound / US_PER_SECOND
         if dual.plan is not None:
             starts.append((dual.plan, None))
@@ -302,18 +304,18 @@ def anytime(
             break
         consider(choice)
         for graph in (low, high):
-            found = improve(graph, rounds=screen, deadline=deadline, start=choice, prices=prices)
+            found = improve(graph, rounds=screen, stop=stop, start=choice, prices=prices)
             if found is not None:
                 consider(found[0])
     if best is None:
-        found = improve(high, rounds=rounds, deadline=deadline)
+        found = improve(high, rounds=rounds, stop=stop)
         if found is None:
             return None
         consider(found[0])
     if best is None:
         return None
     for graph in (low, high):
-        last = improve(graph, rounds=rounds, deadline=deadline, start=np.array(best[1]))
+        last = improve(graph, rounds=rounds, stop=stop, start=np.array(best[1]))
         if last is not None:
             consider(last[0])
     windows = Neighbourhoods(exact).search(best[1], polish, accept=None if budget is None else fits,

@@ -59,6 +59,8 @@ class CfnAnswer:
     value: float
     optimal: bool
     lower: float
+    backtracks: int = 0
+    """toulbar2's backtracks to it (the search's work, charged by the callers to their `Work`)."""
 
 
 def _integral(costs: np.ndarray) -> list[int]:
@@ -113,16 +115,17 @@ def solve_cfn(unary: list[np.ndarray], near: list[list[tuple[int, np.ndarray]]],
         return None
     # A search that ended before its backtrack and time limits was complete: its plan is optimal
     # (after a complete search toulbar2's reported dual bound can lag behind the proof).
-    complete = cfn.GetNbBacktracks() < backtracks and (not seconds or time.process_time() - started < seconds)
+    done = int(cfn.GetNbBacktracks())
+    complete = done < backtracks and (not seconds or time.process_time() - started < seconds)
     lower = value if complete else float(cfn.GetDDualBound())
     if scale == 1.0:
-        return CfnAnswer(choice, value, lower >= value, min(lower, value))
+        return CfnAnswer(choice, value, lower >= value, min(lower, value), done)
     # Scaled: the value from the costs as given; each rounded entry is within half a unit of the
     # scaled one, so the bound loses half a unit per function.
     exact = sum(float(costs[choice[a]]) for a, costs in enumerate(unary)) + sum(
         float(matrix[choice[a], choice[b]]) for a, around in enumerate(near) for b, matrix in around if a < b)
     bound = (min(lower, value) - 0.5 * functions) / scale
-    return CfnAnswer(choice, exact, bound >= exact, min(bound, exact))
+    return CfnAnswer(choice, exact, bound >= exact, min(bound, exact), done)
 
 
 def _largest(costs: np.ndarray) -> float:

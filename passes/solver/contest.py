@@ -20,8 +20,11 @@
 
 Costs are the contest's integers, so a bound is rounded up to the next integer: the plan is proved
 optimal when the bound reaches its cost (never by a MIP's relative-gap tolerance). Work limits
-(Lagrangian iterations, local-search rounds, HiGHS's node and iteration limits) make the answer a
-function of the problem; `time_limit` only caps the run.
+(Lagrangian iterations, local-search rounds, toulbar2's backtracks) and, for the phases that share
+a time limit, a tick budget (`work.Work`: `TICKS_PER_SECOND` of the limit's value, its phases
+ending at shares of it) make the answer a function of the problem and the limit's value; the wall
+clock only caps each phase at the same share of the limit (on a slower or busier machine it ends
+them first). HiGHS (B, G, V's proofs; A, C, D's row generation) runs to its time limit.
 """
 
 from __future__ import annotations
@@ -40,9 +43,10 @@ from sbpc.passes.solver.factor import MIP_UNIT, FactorProblem, eliminate, solve_
 from sbpc.passes.solver.lagrange import Dual, lagrangian, priced_unary, split_bound
 from sbpc.passes.solver.local import Graph, improve
 from sbpc.passes.solver.reduce import INFINITE, Infeasible, Reduction, reduce_problem
-from sbpc.passes.solver.relink import Pool
+from sbpc.passes.solver.relink import Pool, cfn_ticks
 from sbpc.passes.solver.sharding import Rows, factor_problem, memory_rows, with_rows
 from sbpc.passes.solver.strategy import StrategyProblem, evaluate, peak_usage
+from sbpc.passes.solver.work import Stop, Work
 
 MIP_PAIR_ENTRIES = 1_000_000
 """HiGHS runs on the reduced problem when its pair matrices hold at most this many entries (V:
@@ -50,6 +54,13 @@ MIP_PAIR_ENTRIES = 1_000_000
 without bettering the local search, which the relaxation then does instead) and"""
 MIP_ROW_ENTRIES = 2_000_000
 """its memory rows at most this many coefficients."""
+TICKS_PER_SECOND = 0.85e6
+"""The tick budget per second of the time limit's planned share (`TIME_MARGIN`): a tick is about a
+microsecond of this machine's time (`work.py`), so the phases end by their tick marks a little
+before the clock's, and the run is the same from run to run."""
+CLOCK_SLACK = 0.1
+"""Of the planned span, how far past its tick mark's share of it the clock caps a phase (at most the
+span's end): under a load that slows the run by less, the tick marks end every phase."""
 TIME_MARGIN = 0.9
 """Of a time limit, the share the solver plans for: building a HiGHS model, expanding and judging
 the plan run after the last check of the clock."""
@@ -181,22 +192,28 @@ class PricedStarts:
     """toulbar2's answers to the problem priced at the relaxation's prices times each of the
     multiples `Scales` picks (memory made soft, the contest winner's idea), with those prices: repair starts,
     solved one at a time as they are iterated (each is repaired and relinked before the next is
-    solved), none started after `deadline`. `bound`: the best Lagrangian bound their proved lower
+    solved), none started once `stop` is due. `bound`: the best Lagrangian bound their proved lower
     bounds give (weak duality, as in `lagrange.lagrangian`; less half a unit per variable for the
     priced unaries' rounding). Where the prices are all zero, the rows the unpriced answer
     overflows are priced at the mean cost per byte instead."""
 
-    def __init__(self, graph: Graph, prices: np.ndarray, deadline: float | None, each: float | None = None):
-        self.graph, self.prices, self.deadline, self.each = graph, prices, deadline, each
+    def __init__(self, graph: Graph, prices: np.ndarray, stop: Stop | None, each: float | None = None):
+        self.graph, self.prices, self.stop, self.each = graph, prices, stop, each
         self.backtracks = cfn_backtracks(len(graph.unary))
         self.bound = -math.inf
         self.count = 0
         """Answers given so far."""
 
     def _seconds(self) -> float | None:
-        """A solve's time limit: what is left before the deadline, at most `each`."""
-        left = _left(self.deadline)
+        """A solve's time limit: what is left before the stop's clock, at most `each`."""
+        left = None if self.stop is None else self.stop.seconds()
         return left if self.each is None or left is None else min(left, self.each)
+
+    def _solve(self, unary: list[np.ndarray]) -> CfnAnswer | None:
+        answer = solve_cfn(unary, self.graph.near, self.backtracks, self._seconds())
+        if self.stop is not None:
+            self.stop.charge(cfn_ticks(unary, self.graph.near, answer))
+        return answer
 
     def _lagrangian_bound(self, answer: CfnAnswer, priced: np.ndarray) -> float:
         graph = self.graph
@@ -204,13 +221,13 @@ class PricedStarts:
         return graph.constant + answer.lower - 0.5 * len(graph.unary) + float(priced @ slack)
 
     def __iter__(self) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-        graph, rows, prices, deadline = self.graph, self.graph.rows, self.prices, self.deadline
+        graph, rows, prices, stop = self.graph, self.graph.rows, self.prices, self.stop
         scales = Scales()
         while (scale := scales.next()) is not None:
-            if deadline is not None and time.perf_counter() > deadline:
+            if stop is not None and stop.due():
                 return
             if not prices.any():
-                answer = solve_cfn(graph.unary, graph.near, self.backtracks, self._seconds())
+                answer = self._solve(graph.unary)
                 if answer is None:
                     return
                 self.bound = max(self.bound, self._lagrangian_bound(answer, prices))
@@ -220,8 +237,7 @@ class PricedStarts:
                     yield answer.choice, prices
                     return
                 prices = over * max(graph.typical_cost() / max(rows.limit, 1.0), 1e-12)
-            answer = solve_cfn(priced_unary(graph, scale * prices), graph.near, self.backtracks,
-                               self._seconds())
+            answer = self._solve(priced_unary(graph, scale * prices))
             if answer is None:
                 return
             self.bound = max(self.bound, self._lagrangian_bound(answer, scale * prices))
@@ -234,11 +250,11 @@ def _left(deadline: float | None) -> float | None:
     return None if deadline is None else max(deadline - time.perf_counter(), 1.0)
 
 
-def _repair(graph: Graph, dual: Dual, rounds: int, deadline: float | None,
-            first: Iterable[tuple[np.ndarray, np.ndarray]], reserve: float = 0.0) -> tuple[np.ndarray, float] | None:
+def _repair(graph: Graph, dual: Dual, rounds: int, stop: Stop | None, screened: Stop | None,
+            first: Iterable[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, float] | None:
     """The local search from each start (`first`, then the relaxation's best plan, and its
     relaxed answers with their prices, repaired to fit) with a tenth of the rounds, until
-    `reserve` seconds before the deadline; after each, the plan found relinked with the best
+    `screened` is due; after each, the plan found relinked with the best
     (`relink.Pool`: where they differ, re-solved together); then the variables live at the best
     plan's memory peaks re-solved together (`Pool.spread`) and the best re-solved a piece at a
     time (`Pool.polish`), again while that gains; the local search from the best plan
@@ -250,26 +266,25 @@ def _repair(graph: Graph, dual: Dual, rounds: int, deadline: float | None,
     screen = max(rounds // 10, 1)
     starts: Iterable[tuple[np.ndarray, np.ndarray | None]] = itertools.chain(
         first, [(dual.plan, None)] if dual.plan is not None else [], reversed(dual.starts))
-    screened = None if deadline is None else deadline - reserve
     for k, (choice, prices) in enumerate(starts):
-        if k and screened is not None and time.perf_counter() > screened:
+        if k and screened is not None and screened.due():
             break
-        trial = improve(graph, rounds=screen, deadline=screened, start=choice, prices=prices)
+        trial = improve(graph, rounds=screen, stop=screened, start=choice, prices=prices)
         if trial is not None:
-            pool.add(trial[0], relink=screened is None or time.perf_counter() < screened, deadline=screened)
-    while pool.plans and (deadline is None or time.perf_counter() < deadline):
+            pool.add(trial[0], relink=screened is None or not screened.due(), stop=screened)
+    while pool.plans and not (stop is not None and stop.due()):
         before = pool.plans[0][0]
-        pool.spread(deadline)
-        pool.polish(deadline)
+        pool.spread(stop)
+        pool.polish(stop)
         if not pool.plans[0][0] < before * (1 - POLISH_GAIN):
             break
     found = pool.best()
-    if found is None or (deadline is not None and time.perf_counter() > deadline):
+    if found is None or (stop is not None and stop.due()):
         return found
-    last = improve(graph, rounds=rounds, deadline=deadline, start=found[0])
+    last = improve(graph, rounds=rounds, stop=stop, start=found[0])
     if last is not None and last[1] < found[1]:
         pool.add(last[0], relink=False)
-    pool.sweep(deadline)
+    pool.sweep(stop)
     return pool.best()
 
 
@@ -321,19 +336,31 @@ def solve_strategy(problem: StrategyProblem, time_limit: float | None = None, ro
     small = pairs <= MIP_PAIR_ENTRIES and rows.entries() <= MIP_ROW_ENTRIES
     share = SMALL_PRIMAL_SHARE if small else PRIMAL_SHARE if pairs <= MIP_PAIR_ENTRIES else 1.0
     span = None if deadline is None else deadline - started
+    work = Work()
+
+    def stop(part: float, later: float = 0.0) -> Stop | None:
+        """The stop at `part` of the planned span from the start, or (if later) `later` of it from
+        now: as ticks and, the cap, on the clock."""
+        if span is None:
+            return None
+        ticks = TICKS_PER_SECOND * span
+        cap = max(started + (part + CLOCK_SLACK) * span, time.perf_counter() + (later + CLOCK_SLACK) * span)
+        return Stop(work, max(part * ticks, work.spent + later * ticks), min(cap, started + span))
+
     first: PricedStarts | None = None  # toulbar2's starts
     if not small and pairs <= MIP_PAIR_ENTRIES:  # row generation follows: its answers are the plans
-        found = improve(graph, rounds=rounds, deadline=None if span is None else started + share * span)
+        found = improve(graph, rounds=rounds, stop=stop(share))
     else:
         dual = lagrangian(graph, exact=None if free is None else _exact(factors), adaptive=not small,
-                          deadline=None if span is None else started + LAGRANGE_SHARE * span)
-        primal_end = None if span is None else max(started + share * span, time.perf_counter() + REPAIR_SHARE * span)
+                          stop=stop(LAGRANGE_SHARE))
+        primal_end = stop(share, REPAIR_SHARE)
         bound = max(bound, dual.bound)
-        cfn_end = None if span is None else started + CFN_SHARE * span
         if not small:
-            first = PricedStarts(graph, dual.prices, cfn_end, None if span is None else CFN_EACH * span)
-        reserve = 0.0 if span is None or small else SPREAD_SHARE * span  # small: HiGHS follows
-        found = _repair(graph, dual, rounds, primal_end, first if first is not None else [], reserve)
+            first = PricedStarts(graph, dual.prices, stop(CFN_SHARE), None if span is None else CFN_EACH * span)
+        screened = primal_end
+        if primal_end is not None and span is not None and not small:  # small: HiGHS follows
+            screened = primal_end.before(SPREAD_SHARE * TICKS_PER_SECOND * span, SPREAD_SHARE * span)
+        found = _repair(graph, dual, rounds, primal_end, screened, first if first is not None else [])
         bound = max(bound, -math.inf if first is None else first.bound)
     method = "lagrangian+toulbar2+local search" if first is not None and first.count else "lagrangian+local search"
     plan = None if found is None else found[0]

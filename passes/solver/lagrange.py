@@ -13,21 +13,21 @@ and ICM under the prices (`local.soft_tree` / `Search.descend`) and the better k
 that fits every row is a plan: it descends within the rows and the cheapest is kept. The last
 answer and prices start `local.improve`'s repair when none fit.
 
-Every loop counts iterations, so the result is a function of the problem and `iterations`;
-`deadline` only cuts it short.
+Every loop counts iterations, so the result is a function of the problem and `iterations`; a
+`Stop` (the loops charge their work to its `Work` meter) only cuts it short.
 """
 
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
-from sbpc.passes.solver.local import Graph, Search, soft_tree
+from sbpc.passes.solver.local import Graph, Search, soft_tree, whole_tree
 from sbpc.passes.solver.sharding import prefix_sums
+from sbpc.passes.solver.work import ENTRY, LEVEL, NEIGHBOUR, ROW_VARIABLE, VISIT, Stop
 
 ITERATIONS = 60
 """Subgradient steps: the relaxation's work limit."""
@@ -95,8 +95,10 @@ class Messages:
         offsets = np.concatenate([[0], np.cumsum([tables[k].size for k in keys])]).astype(np.int64)
         self._flat = np.concatenate([np.where(np.isfinite(tables[k]), tables[k], 1e30).astype(float).ravel()
                                      for k in keys]) if keys else np.zeros(0)
+        self.entries = len(self._flat)
+        """The pair tables' entries (a sweep's work)."""
         self.pair = {k: self._flat[offsets[i]:offsets[i + 1]].reshape(tables[k].shape) for i, k in enumerate(keys)}
-        self._levels = _levels(near, sizes, depth, keys, offsets, self._at)
+        self.levels = _levels(near, sizes, depth, keys, offsets, self._at)
 
     def reprice(self, unary: list[np.ndarray]) -> None:
         """The same pairs with these unaries."""
@@ -108,7 +110,7 @@ class Messages:
     def sweep(self, sweeps: int) -> None:
         flat, theta = self._flat, self._theta
         for sweep in range(2 * sweeps):
-            for level in self._levels if sweep % 2 == 0 else reversed(self._levels):
+            for level in self.levels if sweep % 2 == 0 else reversed(self.levels):
                 later = flat[level.later]  # a view: updated in place
                 earlier = flat[level.earlier.entries]  # a copy, written back
                 total = theta[level.choices].copy()
@@ -279,7 +281,7 @@ Exact = Callable[[list[np.ndarray]], tuple[float, np.ndarray] | None]
 """The priced pairwise problem's optimum (less the constant) and plan, or None where it cannot."""
 
 
-def lagrangian(graph: Graph, iterations: int = ITERATIONS, deadline: float | None = None,
+def lagrangian(graph: Graph, iterations: int = ITERATIONS, stop: Stop | None = None,
                exact: Exact | None = None, seed: int = 0, adaptive: bool = True) -> Dual:
     """Projected subgradient on the row prices (module docstring), its step size by `Steps(adaptive)`.
     `exact(unary)`, when given, is the priced pairwise problem's optimum without the constant and
@@ -294,9 +296,10 @@ def lagrangian(graph: Graph, iterations: int = ITERATIONS, deadline: float | Non
     passing: Messages | None = None
     starts: list[tuple[np.ndarray, np.ndarray]] = []
     trees = POLISH_TREES if rows.memberships() <= POLISH_ROW_ENTRIES else 1
+    edges = sum(len(around) for around in graph.near)
     steps = Steps(adaptive)
     for step in range(iterations):
-        if deadline is not None and time.perf_counter() > deadline:
+        if stop is not None and stop.due():
             break
         unary = priced_unary(graph, prices)
         solved = exact(unary) if exact is not None else None
@@ -309,21 +312,29 @@ def lagrangian(graph: Graph, iterations: int = ITERATIONS, deadline: float | Non
                 passing = Messages(unary, graph.near)
             else:
                 passing.reprice(unary)
-            passing.sweep(FIRST_SWEEPS if step == 0 else MESSAGE_SWEEPS)
+            sweeps = FIRST_SWEEPS if step == 0 else MESSAGE_SWEEPS
+            passing.sweep(sweeps)
+            if stop is not None:  # the sweeps, and the decoding's visits
+                stop.charge(2 * sweeps * (LEVEL * len(passing.levels) + ENTRY * passing.entries)
+                            + VISIT * n + NEIGHBOUR * edges)
             low = max(passing.bound(), split_bound(unary, graph.near))
             candidates.append(Search(graph, passing.decode()))
         for trial in candidates:
             trial.penalty = prices
             for _ in range(trees):
                 soft_tree(trial, graph.pick(rng), n)
-            trial.descend(order, feasible=False, sweeps=10, deadline=deadline)
+            if stop is not None:
+                stop.charge(trees * whole_tree(graph))
+            trial.descend(order, feasible=False, sweeps=10, stop=stop)
         search = min(candidates, key=lambda t: graph.value(t.choice) + float(prices @ t.used))
+        if stop is not None:  # the priced unaries and the candidates' row usages
+            stop.charge(ROW_VARIABLE * graph.row_variables * (1 + len(candidates)))
         over = search.used - limit
         dual = graph.constant + low + float(prices @ slack)
         bound = max(bound, dual)
         if (over <= limit * 1e-12).all():
             trial = search.copy()
-            trial.descend(order, feasible=True, sweeps=100, deadline=deadline)
+            trial.descend(order, feasible=True, sweeps=100, stop=stop)
             if graph.value(trial.choice) < value:
                 plan, value = trial.choice.copy(), graph.value(trial.choice)
         if step % SNAPSHOT == SNAPSHOT - 1:

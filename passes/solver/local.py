@@ -11,17 +11,26 @@
   bisected for a cheaper plan that fits — then the feasible descent), then iterated local search: perturb
   a connected piece around a seeded random variable (LENS's component moves), descend, keep if
   better. Every loop has a work limit (`rounds`); the seeded generator makes the result a function
-  of the problem and that budget, and a `deadline` only cuts it short.
+  of the problem and that budget; a `Stop` (its loops charge their work to its `Work` meter) only
+  cuts it short.
 """
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 
 import numpy as np
 
 from sbpc.passes.solver.sharding import Rows, prefix_sums
+from sbpc.passes.solver.work import (
+    EDGE,
+    HUB_NEIGHBOUR,
+    NEIGHBOUR,
+    TREE_MOVE,
+    TREE_VARIABLE,
+    VISIT,
+    Stop,
+)
 
 SOFT_GROWTH = 2.0
 """Per round of the soft-memory phase of `improve`, the factor its price per byte over a row grows by:
@@ -59,6 +68,8 @@ class Graph:
         sizes = np.array([len(u) for u in self.unary], dtype=np.int64)
         self._unary_at = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
         self._unary = np.concatenate(self.unary) if self.unary else np.zeros(0)
+        self.row_variables = sum(1 for spans in self.rows.spans if len(spans))
+        """The variables in some memory row (a plan's row usages loop over them: `work.ROW_VARIABLE`)."""
         self.choosable = sizes > 1
         """Per variable, whether it has a choice (IOPDDL N: 6,166 of 24,875; the rest are
         single-strategy nodes with a memory term, which no move changes, so no descent visits them)."""
@@ -146,7 +157,7 @@ class Search:
         self.graph.rows.move(a, int(self.choice[a]), c, self.used)
         self.choice[a] = c
 
-    def descend(self, order: np.ndarray | list[int], feasible: bool, sweeps: int, deadline: float | None) -> None:
+    def descend(self, order: np.ndarray | list[int], feasible: bool, sweeps: int, stop: Stop | None) -> None:
         """ICM from the variables `order` that have a choice: a variable that moves puts its
         neighbours with a choice back on the work list; at most `sweeps` × their number + the
         neighbours' visits, a work limit."""
@@ -156,11 +167,13 @@ class Search:
         queue = [a for a in order if choosable[a]]
         queued = set(queue)
         budget = sweeps * max(len(queue), 1)
-        head = 0
+        head, ticks = 0, 0.0
+        near = self.graph.near
         while head < len(queue) and budget > 0:
             a = queue[head]
             head += 1
             budget -= 1
+            ticks += VISIT + NEIGHBOUR * len(near[a])
             queued.discard(a)
             cost = self.local(a)
             if prefix is not None and len(g.spans[a]):
@@ -178,10 +191,15 @@ class Search:
                     if choosable[b] and b not in queued:
                         queue.append(b)
                         queued.add(b)
-            if head % 1024 == 0 and deadline is not None and time.perf_counter() > deadline:
-                return
+            if head % 1024 == 0 and stop is not None:
+                stop.charge(ticks)
+                ticks = 0.0
+                if stop.due():
+                    return
+        if stop is not None:
+            stop.charge(ticks)
 
-    def pair_moves(self, deadline: float | None) -> bool:
+    def pair_moves(self, stop: Stop | None) -> bool:
         """The best feasible joint change of each edge's two ends; True if any improved."""
         g = self.graph
         improved = False
@@ -217,11 +235,13 @@ class Search:
                         break
                     self.move(b, old[1])
                     self.move(a, old[0])
-            if deadline is not None and time.perf_counter() > deadline:
-                break
+            if stop is not None:
+                stop.charge(VISIT + EDGE * len(near))
+                if stop.due():
+                    break
         return improved
 
-    def star_moves(self, deadline: float | None) -> bool:
+    def star_moves(self, stop: Stop | None) -> bool:
         """Each hub (≥ `HUB` neighbours) with all its neighbours at once: per choice of the hub,
         each neighbour's best given the rest, priced together; the cheapest few hub choices
         tried, one kept where the plan's value falls and it fits. ICM and pair moves cannot move
@@ -231,8 +251,10 @@ class Search:
         improved = False
         value = g.value(self.choice)
         for a in sorted(g.hubs, key=lambda v: (-len(g.near[v]), v)):
-            if deadline is not None and time.perf_counter() > deadline:
-                break
+            if stop is not None:
+                stop.charge(HUB_NEIGHBOUR * len(g.near[a]))
+                if stop.due():
+                    break
             now = int(self.choice[a])
             total = g.unary[a].astype(float)
             picks = []
@@ -354,6 +376,11 @@ def tree_move(search: Search, root: int, size: int, scale: float) -> list[int]:
     return []
 
 
+def whole_tree(graph: Graph) -> float:
+    """The ticks of a whole-graph tree move (`soft_tree` over every variable)."""
+    return TREE_VARIABLE * len(graph.movable)
+
+
 def _piece(graph: Graph, rng: np.random.Generator, size: int) -> list[int]:
     """A connected set of about `size` variables around a random one (breadth first)."""
     start = graph.pick(rng)
@@ -369,15 +396,17 @@ def _piece(graph: Graph, rng: np.random.Generator, size: int) -> list[int]:
     return seen
 
 
-def _soft_round(search: Search, rng: np.random.Generator, order: np.ndarray, deadline: float | None) -> None:
+def _soft_round(search: Search, rng: np.random.Generator, order: np.ndarray, stop: Stop | None) -> None:
     """A round of the soft-memory phase: whole-graph tree moves, then ICM, under the search's prices."""
     for _ in range(TREES):
         soft_tree(search, search.graph.pick(rng), len(order))
-    search.descend(order, feasible=False, sweeps=10, deadline=deadline)
+    if stop is not None:
+        stop.charge(TREES * whole_tree(search.graph))
+    search.descend(order, feasible=False, sweeps=10, stop=stop)
 
 
 def _settle(fit: Search, last: tuple[Search, np.ndarray, np.ndarray], rng: np.random.Generator,
-            order: np.ndarray, deadline: float | None) -> Search:
+            order: np.ndarray, stop: Stop | None) -> Search:
     """The cheapest plan that fits among `fit` (the soft phase's first) and the rounds from the plan
     before the last price rise at a bisected part of that rise (`SOFT_SETTLE` of them): the whole
     rise may overshoot, sparing memory at any cost."""
@@ -385,12 +414,12 @@ def _settle(fit: Search, last: tuple[Search, np.ndarray, np.ndarray], rng: np.ra
     best, best_value = fit, fit.graph.value(fit.choice)
     low, high = 0.0, 1.0
     for _ in range(SOFT_SETTLE):
-        if deadline is not None and time.perf_counter() > deadline:
+        if stop is not None and stop.due():
             break
         part = (low + high) / 2
         trial = start.copy()
         trial.penalty = prices + part * rise
-        _soft_round(trial, rng, order, deadline)
+        _soft_round(trial, rng, order, stop)
         if not trial.within():
             low = part
             continue
@@ -400,7 +429,7 @@ def _settle(fit: Search, last: tuple[Search, np.ndarray, np.ndarray], rng: np.ra
     return best
 
 
-def improve(graph: Graph, rounds: int = 200, seed: int = 0, deadline: float | None = None,
+def improve(graph: Graph, rounds: int = 200, seed: int = 0, stop: Stop | None = None,
             start: np.ndarray | None = None, prices: np.ndarray | None = None) -> tuple[np.ndarray, float] | None:
     """The best plan within the rows found (see the module's docstring), or None if none fits.
     From `start` (a plan that fits skips the soft-memory phase) with row `prices` to begin it."""
@@ -419,12 +448,12 @@ def improve(graph: Graph, rounds: int = 200, seed: int = 0, deadline: float | No
         if search.within():
             break
         before = search.choice.copy()
-        _soft_round(search, rng, order, deadline)
+        _soft_round(search, rng, order, stop)
         if search.within():
             if last is not None:
-                search = _settle(search, last, rng, order, deadline)
+                search = _settle(search, last, rng, order, stop)
             break
-        if deadline is not None and time.perf_counter() > deadline:
+        if stop is not None and stop.due():
             break
         over = np.maximum(search.used - limit, 0.0)
         rise = scale * (1 + over / max(limit, 1.0)) * (over > 0) * 10
@@ -438,30 +467,35 @@ def improve(graph: Graph, rounds: int = 200, seed: int = 0, deadline: float | No
         if not search.within():
             return None
     search.penalty[:] = 0
-    search.descend(order, feasible=True, sweeps=100, deadline=deadline)
-    while search.pair_moves(deadline) | search.star_moves(deadline):
-        search.descend(order, feasible=True, sweeps=100, deadline=deadline)
-        if deadline is not None and time.perf_counter() > deadline:
+    search.descend(order, feasible=True, sweeps=100, stop=stop)
+    while search.pair_moves(stop) | search.star_moves(stop):
+        search.descend(order, feasible=True, sweeps=100, stop=stop)
+        if stop is not None and stop.due():
             break
     best, best_value, kept = search.choice.copy(), graph.value(search.choice), search.copy()
     base = scale * 10 * max(limit, 1.0) / max(limit, 1.0)
     for _ in range(rounds):
-        if deadline is not None and time.perf_counter() > deadline:
+        if stop is not None and stop.due():
             break
-        moved = tree_move(kept, graph.pick(rng), int(rng.integers(4, 64)), base)
+        size = int(rng.integers(4, 64))
+        moved = tree_move(kept, graph.pick(rng), size, base)
+        if stop is not None:
+            stop.charge(TREE_MOVE * size)
         if moved:  # the rest was at a descent's optimum: only bytes the tree freed could move it
-            kept.descend(sorted(graph.around(moved)), feasible=True, sweeps=100, deadline=deadline)
+            kept.descend(sorted(graph.around(moved)), feasible=True, sweeps=100, stop=stop)
             best, best_value = kept.choice.copy(), graph.value(kept.choice)
     for _ in range(rounds):
-        if deadline is not None and time.perf_counter() > deadline:
+        if stop is not None and stop.due():
             break
         trial = kept.copy()
         piece = _piece(graph, rng, int(rng.integers(2, 12)))
+        if stop is not None:
+            stop.charge(VISIT * len(piece))
         for a in piece:  # a random feasible choice for each variable of the piece
             options = np.flatnonzero(finite[a] & trial.fits(a))
             if len(options):
                 trial.move(a, int(rng.choice(options)))
-        trial.descend(sorted(graph.around(piece)), feasible=True, sweeps=100, deadline=deadline)
+        trial.descend(sorted(graph.around(piece)), feasible=True, sweeps=100, stop=stop)
         value = graph.value(trial.choice)
         if value < best_value - 1e-9 * abs(best_value) and trial.within():
             best, best_value, kept = trial.choice.copy(), value, trial

@@ -21,13 +21,13 @@ the plans went.
 
 from __future__ import annotations
 
-import time
 from collections import deque
 
 import numpy as np
 
-from sbpc.passes.solver.cfn import Linear, solve_cfn
+from sbpc.passes.solver.cfn import CfnAnswer, Linear, solve_cfn
 from sbpc.passes.solver.local import Graph
+from sbpc.passes.solver.work import CONSTRAINED, NEIGHBOUR, POSTED, ROW_VARIABLE, SEARCHED, VISIT, Stop
 
 BACKTRACKS = 5_000
 """toulbar2's backtracks per solve of a relinking: its work limit. M's pool of seven plans relinked
@@ -42,7 +42,7 @@ TIGHT = 1e-3
 """A relinking's first rows: those the best plan fills to within this share of the limit."""
 ROW_ROUNDS = 8
 """Rounds of adding the rows an answer overflows before a relinking gives up."""
-TERMS = 20_000
+TERMS = 9_000
 """The most coefficients a window's rows may hold; a window whose rows would hold more is split in two
 (`TooWide`). toulbar2's knapsack propagation costs in proportion to them at every node: IOPDDL N,
 a 1,500-variable window with 5 rows (4,850 coefficients) proved optimal in 1 s; 1,338 variables
@@ -113,11 +113,14 @@ def window_rows(graph: Graph, plan: np.ndarray, window: list[int], chosen: np.nd
 
 
 def solve_window(graph: Graph, plan: np.ndarray, window: list[int], backtracks: int = BACKTRACKS,
-                 deadline: float | None = None) -> np.ndarray | None:
+                 stop: Stop | None = None) -> np.ndarray | None:
     """`plan` with the window's choices re-solved by toulbar2 under the memory rows, if that is
     cheaper and fits; else None. The rows go in as they bind (row generation): first those the
     plan fills to within `TIGHT` of the limit, then, per round, the ones the answer overflows.
     Raises `TooWide` when they hold more than `TERMS` coefficients."""
+    if stop is not None:  # the window's terms gathered, the plan's rows and value read
+        gathered = sum(VISIT + NEIGHBOUR * len(graph.near[a]) for a in window)
+        stop.charge(gathered + 2 * ROW_VARIABLE * graph.row_variables)
     index = {a: i for i, a in enumerate(window)}
     unary = []
     near: list[list[tuple[int, np.ndarray]]] = [[] for _ in window]
@@ -133,11 +136,13 @@ def solve_window(graph: Graph, plan: np.ndarray, window: list[int], backtracks: 
     used, value = rows.of(plan), graph.value(plan)
     chosen = used >= rows.limit * (1 - TIGHT)
     for _ in range(ROW_ROUNDS):
-        if deadline is not None and time.perf_counter() > deadline:
+        if stop is not None and stop.due():
             return None
         linear = window_rows(graph, plan, window, chosen, used)
-        left = None if deadline is None else max(deadline - time.perf_counter(), 1.0)
+        left = None if stop is None else stop.seconds()
         answer = solve_cfn(unary, near, backtracks, left, linear, LDS)
+        if stop is not None:
+            stop.charge(cfn_ticks(unary, near, answer, linear) + ROW_VARIABLE * graph.row_variables)
         if answer is None:
             return None
         better = plan.copy()
@@ -149,6 +154,15 @@ def solve_window(graph: Graph, plan: np.ndarray, window: list[int], backtracks: 
             return better
         chosen |= over
     return None
+
+
+def cfn_ticks(unary: list[np.ndarray], near: list[list[tuple[int, np.ndarray]]], answer: CfnAnswer | None,
+              linear: list[Linear] | None = None) -> float:
+    """A toulbar2 solve's work (`work.POSTED`, `SEARCHED`, `CONSTRAINED`) on this problem."""
+    entries = sum(matrix.size for around in near for _, matrix in around) / 2
+    terms = sum(len(row.terms) for row in linear or [])
+    backtracks = 0 if answer is None else answer.backtracks
+    return POSTED * entries + backtracks * (SEARCHED * len(unary) + CONSTRAINED * terms)
 
 
 def pieces(graph: Graph, variables: np.ndarray, size: int = WINDOW, roots: list[int] | None = None) -> list[list[int]]:
@@ -197,14 +211,14 @@ class Pool:
         self.plans.append((self.graph.value(plan), plan))
         self.plans.sort(key=lambda entry: entry[0])
 
-    def add(self, plan: np.ndarray, relink: bool = True, deadline: float | None = None) -> None:
+    def add(self, plan: np.ndarray, relink: bool = True, stop: Stop | None = None) -> None:
         """Add `plan`, then (if `relink`) relink it with the best (or, if it is the best, the best
         with the next); a better plan found joins the pool."""
         self._insert(plan)
         if relink and len(self.plans) > 1:
-            self.relink(plan if plan is not self.plans[0][1] else self.plans[1][1], deadline)
+            self.relink(plan if plan is not self.plans[0][1] else self.plans[1][1], stop)
 
-    def relink(self, other: np.ndarray, deadline: float | None = None) -> None:
+    def relink(self, other: np.ndarray, stop: Stop | None = None) -> None:
         """Relink the best plan with `other` (any plan: one that does not fit gives its choices as
         well): the variables on which the two differ, with those on which the pool's others differ
         from the best while the window stays within `WINDOW` (best first), re-solved together; or,
@@ -214,7 +228,7 @@ class Pool:
         best = self.plans[0][1]
         differ = np.flatnonzero(other != best)
         if len(differ) > WINDOW:
-            self._solve(best, pieces(self.graph, differ), deadline)
+            self._solve(best, pieces(self.graph, differ), stop)
             return
         window = set(differ.tolist())
         for _, more in self.plans[1:]:
@@ -222,17 +236,17 @@ class Pool:
             if len(grown) <= WINDOW:
                 window = grown
         if window:
-            self._solve(best, [sorted(window)], deadline)
+            self._solve(best, [sorted(window)], stop)
 
-    def sweep(self, deadline: float | None = None) -> None:
+    def sweep(self, stop: Stop | None = None) -> None:
         """Relink the best plan with each other plan of the pool in turn, a connected piece of their
         difference at a time, until a whole pass finds nothing better."""
         improved = True
-        while improved and (deadline is None or time.perf_counter() < deadline):
+        while improved and not (stop is not None and stop.due()):
             before = self.plans[0][0]
             for _, other in list(self.plans[1:]):
                 best = self.plans[0][1]
-                self._solve(best, pieces(self.graph, np.flatnonzero(other != best)), deadline)
+                self._solve(best, pieces(self.graph, np.flatnonzero(other != best)), stop)
             improved = self.plans[0][0] < before
 
     def live(self, row: int) -> list[int]:
@@ -240,7 +254,7 @@ class Pool:
         lo, hi, a = self._spans.T
         return np.unique(a[(lo <= row) & (row < hi)]).tolist()
 
-    def spread(self, deadline: float | None = None) -> None:
+    def spread(self, stop: Stop | None = None) -> None:
         """Re-solve the variables live at the best plan's fullest rows together, for the
         `ROW_WINDOWS` fullest distinct peaks (a row whose live variables mostly match a peak's
         already solved is the same peak), each with its neighbours while within `PEAK_WINDOW`
@@ -254,7 +268,7 @@ class Pool:
             used = self.graph.rows.of(self.plans[0][1])
             peaks: list[set[int]] = []
             for row in np.argsort(-used, kind="stable")[:PEAK_ROWS].tolist():
-                if len(peaks) >= ROW_WINDOWS or (deadline is not None and time.perf_counter() > deadline):
+                if len(peaks) >= ROW_WINDOWS or (stop is not None and stop.due()):
                     break
                 live = self.live(row)
                 if not live or any(len(peak.intersection(live)) >= SAME_PEAK * min(len(peak), len(live))
@@ -263,32 +277,32 @@ class Pool:
                 peaks.append(set(live))
                 window = sorted(self.graph.around(live, PEAK_WINDOW))
                 self._solve(self.plans[0][1], [window[k:k + PEAK_WINDOW] for k in range(0, len(window), PEAK_WINDOW)],
-                            deadline, connected=False)
+                            stop, connected=False)
             if not self.plans[0][0] < before:
                 return
 
-    def polish(self, deadline: float | None = None) -> None:
+    def polish(self, stop: Stop | None = None) -> None:
         """Re-solve the best plan a piece at a time over every variable with a choice: connected
         pieces of `WINDOW` variables grown from roots in a seeded random order (each pass cuts the
         graph elsewhere)."""
         if self.plans:
             roots = self._rng.permutation(self.graph.movable).tolist()
-            self._solve(self.plans[0][1], pieces(self.graph, self.graph.movable, WINDOW, roots), deadline)
+            self._solve(self.plans[0][1], pieces(self.graph, self.graph.movable, WINDOW, roots), stop)
 
-    def _solve(self, best: np.ndarray, windows: list[list[int]], deadline: float | None,
+    def _solve(self, best: np.ndarray, windows: list[list[int]], stop: Stop | None,
                connected: bool = True) -> None:
         """Re-solve each window in turn around the best plan so far; a window whose rows are too
         wide is replaced by the connected halves of it (or, unless `connected`, its two halves)."""
         current, queue = best, deque(windows)
         while queue:
-            if deadline is not None and time.perf_counter() > deadline:
+            if stop is not None and stop.due():
                 break
             window = queue.popleft()
             key = (current.tobytes(), frozenset(window))
             if self._solved is not None and key[0] == self._solved[0] and key[1] <= self._solved[1]:
                 continue
             try:
-                better = solve_window(self.graph, current, window, self.backtracks, deadline)
+                better = solve_window(self.graph, current, window, self.backtracks, stop)
             except TooWide:
                 half = (len(window) + 1) // 2
                 parts = pieces(self.graph, np.array(window), half) if connected else [window[:half], window[half:]]

@@ -28,6 +28,7 @@ from sbpc.passes.solver.lagrange import lagrangian
 from sbpc.passes.solver.local import improve
 from sbpc.passes.solver.reduce import reduce_problem
 from sbpc.passes.solver.sharding import memory_rows
+from sbpc.passes.solver.work import Stop
 from test.unit.test_lagrange import highs_optimum, wide_problem
 
 
@@ -118,8 +119,8 @@ def test_priced_starts_give_each_solve_at_most_its_share(
         return solve_cfn(unary, near, backtracks)
 
     monkeypatch.setattr(contest, "solve_cfn", solve)
-    deadline = None if deadline_in is None else time.perf_counter() + deadline_in
-    starts = list(PricedStarts(graph, np.ones(len(graph.rows.constant)), deadline, each))
+    stop = Stop.clock(None if deadline_in is None else time.perf_counter() + deadline_in)
+    starts = list(PricedStarts(graph, np.ones(len(graph.rows.constant)), stop, each))
     assert starts and len(starts) == len(limits)
     for limit in limits:
         assert (limit is None) if expected is None else (limit is not None and 1.0 <= limit <= expected + 1e-9)

@@ -103,7 +103,7 @@ def coordinated_star(leaves: int) -> Graph:
 def test_a_star_move_moves_a_hub_with_its_leaves() -> None:
     graph = coordinated_star(2 * HUB)
     search = Search(graph, np.zeros(2 * HUB + 1, np.int64))
-    search.descend(np.arange(2 * HUB + 1), feasible=True, sweeps=10, deadline=None)
+    search.descend(np.arange(2 * HUB + 1), feasible=True, sweeps=10, stop=None)
     assert not search.pair_moves(None) and not search.choice.any()
     assert search.star_moves(None)
     assert search.choice.tolist() == [1] * (2 * HUB + 1)

@@ -1,0 +1,95 @@
+"""`Work`: a solve's deterministic clock, in ticks, with the wall clock only as a cap.
+
+The contest solver's phases (the Lagrangian relaxation, toulbar2's priced starts, their repairs,
+relinking and re-solving windows) used to end at shares of the time limit read from the wall
+clock, so where a phase stopped, and so the plan, changed from run to run with the machine's load
+(IOPDDL N: 202.8e9-211.7e9 from one code). Instead every loop charges the work it does to the
+solve's `Work` meter, in ticks of about a microsecond of this machine's time (the constants below,
+measured on the IOPDDL instances), and a phase ends at a tick count: the plan is a function of the
+problem and the tick budget (the solver derives it from the time limit's value, not the clock's).
+The wall clock stays as a cap (`Stop.deadline`): on a slower or busier machine it ends a phase
+first, as before, and the run stays within its limit.
+
+A tick is charged per unit of each kind of work: a variable visited by a descent (plus its
+neighbours read), an edge tried by a pair move, a hub's neighbour in a star move, a variable and a
+strategy of a tree move, a level and a pair-table entry of a diffusion pass, a variable's rows read,
+a toulbar2 solve per pair-table entry posted and per backtrack and variable or row coefficient.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+VISIT, NEIGHBOUR = 2.6, 0.65
+"""A descent's visit of a variable (or a decoding's), and each neighbour read for its local cost
+(measured on IOPDDL K, L, M, N: 1.8-2.8x the time of 6 and 1.5)."""
+EDGE = 5.0
+"""An edge's joint table tried by a pair move (K, L, M, N: 7-22 µs)."""
+HUB_NEIGHBOUR = 40.0
+"""A hub's neighbour re-chosen per hub choice by a star move (K, M, N: 54-75 µs)."""
+TREE_VARIABLE = 17.0
+"""A whole-graph tree move (the soft-memory phase, the relaxation's polish): per variable with a
+choice (IOPDDL K, L, M 17-20 µs; N 4.2 µs a variable, 17 a variable with a choice, one in four)."""
+TREE_MOVE = 70.0
+"""A variable of a local tree move within the limit (up to three solves, the rows judged each time:
+K, L, M 47-50 µs, N 127 where the trees meet its hubs)."""
+LEVEL, ENTRY = 12.0, 0.0063
+"""A diffusion pass (forward or back) per level of variables updated at once, and per pair-table
+entry (fitted to N, K, M: 1,095 / 1,602 / 586 levels, 4.4 M / 1.3 M / 2.4 M entries)."""
+ROW_VARIABLE = 5.0
+"""A variable in some row, its rows read once (a plan's row usages, the priced unaries: a loop over
+those variables; IOPDDL N 29 ms for 5,685 of them, K 20 ms for 5,166)."""
+POSTED, SEARCHED, CONSTRAINED = 0.3, 0.2, 0.7
+"""toulbar2: per pair-table entry posted, per backtrack and variable, and per backtrack and
+coefficient of the linear rows (IOPDDL N's windows without rows: 0.3 µs an entry; K's with rows:
+36 s for 49 M coefficient-backtracks). Its time varies several fold with the costs alone (L's priced
+problems, 734 variables and 2.3 M entries, took 1.7-21 s; M's 5 ms a backtrack): the estimate keeps
+the run deterministic, and the clock caps what it misses."""
+
+
+@dataclass
+class Work:
+    """Ticks charged so far (`spent`) by a solve's loops."""
+
+    spent: float = 0.0
+
+    def charge(self, ticks: float) -> None:
+        self.spent += ticks
+
+
+@dataclass(frozen=True)
+class Stop:
+    """Where a phase ends: when `work` has been charged `at` ticks, or the wall clock
+    (`time.perf_counter()`) passes `deadline`, whichever comes first (None: no such limit)."""
+
+    work: Work
+    at: float | None = None
+    deadline: float | None = None
+
+    def due(self) -> bool:
+        return (self.at is not None and self.work.spent > self.at) or (
+            self.deadline is not None and time.perf_counter() > self.deadline)
+
+    def charge(self, ticks: float) -> None:
+        self.work.charge(ticks)
+
+    def seconds(self) -> float | None:
+        """The wall-clock seconds left before the cap (at least one), for the external solvers' own
+        time limits; None without a cap."""
+        return None if self.deadline is None else max(self.deadline - time.perf_counter(), 1.0)
+
+    def until(self, at: float | None) -> Stop:
+        """The same meter and cap, ending at `at` ticks (or, if earlier, this stop's)."""
+        ends = [t for t in (at, self.at) if t is not None]
+        return Stop(self.work, min(ends) if ends else None, self.deadline)
+
+    def before(self, ticks: float, seconds: float) -> Stop:
+        """The stop `ticks` and `seconds` earlier."""
+        return Stop(self.work, None if self.at is None else self.at - ticks,
+                    None if self.deadline is None else self.deadline - seconds)
+
+    @staticmethod
+    def clock(deadline: float | None) -> Stop | None:
+        """A stop by the wall clock alone (the callers whose loops have their own work limits)."""
+        return None if deadline is None else Stop(Work(), None, deadline)
