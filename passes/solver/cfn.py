@@ -29,6 +29,8 @@ from dataclasses import dataclass
 import numpy as np
 import pytoulbar2
 
+from sbpc.passes.solver.work import CONSTRAINED, POSTED, SEARCHED
+
 BACKTRACKS = 5_000
 """Backtracks per solve: the work limit (IOPDDL M without memory: the proof took 3,356)."""
 TOP = float(2**60)
@@ -132,3 +134,12 @@ def _largest(costs: np.ndarray) -> float:
     finite = np.abs(np.asarray(costs, dtype=float))
     finite = finite[np.isfinite(finite) & (finite < TOP)]
     return float(finite.max()) if finite.size else 0.0
+
+
+def cfn_ticks(unary: list[np.ndarray], near: list[list[tuple[int, np.ndarray]]], answer: CfnAnswer | None,
+              linear: Sequence[Linear] = ()) -> float:
+    """A toulbar2 solve's work (`work.POSTED`, `SEARCHED`, `CONSTRAINED`) on this problem."""
+    entries = sum(matrix.size for around in near for _, matrix in around) / 2
+    terms = sum(len(row.terms) for row in linear)
+    backtracks = 0 if answer is None else answer.backtracks
+    return POSTED * entries + backtracks * (SEARCHED * len(unary) + CONSTRAINED * terms)

@@ -23,8 +23,8 @@ optimal when the bound reaches its cost (never by a MIP's relative-gap tolerance
 (Lagrangian iterations, local-search rounds, toulbar2's backtracks) and, for the phases that share
 a time limit, a tick budget (`work.Work`: `TICKS_PER_SECOND` of the limit's value, its phases
 ending at shares of it) make the answer a function of the problem and the limit's value; the wall
-clock only caps each phase at the same share of the limit (on a slower or busier machine it ends
-them first). HiGHS (B, G, V's proofs; A, C, D's row generation) runs to its time limit.
+clock only caps each phase, `CLOCK_SLACK` of the limit after its share (on a much slower or busier
+machine it ends them first). HiGHS (B, G, V's proofs; A, C, D's row generation) runs to its time limit.
 """
 
 from __future__ import annotations
@@ -38,12 +38,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sbpc.passes.solver.cfn import CfnAnswer, solve_cfn
+from sbpc.passes.solver.cfn import CfnAnswer, cfn_ticks, solve_cfn
 from sbpc.passes.solver.factor import MIP_UNIT, FactorProblem, eliminate, solve_mip
 from sbpc.passes.solver.lagrange import Dual, lagrangian, priced_unary, split_bound
 from sbpc.passes.solver.local import Graph, improve
 from sbpc.passes.solver.reduce import INFINITE, Infeasible, Reduction, reduce_problem
-from sbpc.passes.solver.relink import Pool, cfn_ticks
+from sbpc.passes.solver.relink import Pool
 from sbpc.passes.solver.sharding import Rows, factor_problem, memory_rows, with_rows
 from sbpc.passes.solver.strategy import StrategyProblem, evaluate, peak_usage
 from sbpc.passes.solver.work import Stop, Work

@@ -25,9 +25,9 @@ from collections import deque
 
 import numpy as np
 
-from sbpc.passes.solver.cfn import CfnAnswer, Linear, solve_cfn
+from sbpc.passes.solver.cfn import Linear, cfn_ticks, solve_cfn
 from sbpc.passes.solver.local import Graph
-from sbpc.passes.solver.work import CONSTRAINED, NEIGHBOUR, POSTED, ROW_VARIABLE, SEARCHED, VISIT, Stop
+from sbpc.passes.solver.work import NEIGHBOUR, ROW_VARIABLE, VISIT, Stop
 
 BACKTRACKS = 5_000
 """toulbar2's backtracks per solve of a relinking: its work limit. M's pool of seven plans relinked
@@ -156,15 +156,6 @@ def solve_window(graph: Graph, plan: np.ndarray, window: list[int], backtracks: 
             return better
         chosen |= over
     return None
-
-
-def cfn_ticks(unary: list[np.ndarray], near: list[list[tuple[int, np.ndarray]]], answer: CfnAnswer | None,
-              linear: list[Linear] | None = None) -> float:
-    """A toulbar2 solve's work (`work.POSTED`, `SEARCHED`, `CONSTRAINED`) on this problem."""
-    entries = sum(matrix.size for around in near for _, matrix in around) / 2
-    terms = sum(len(row.terms) for row in linear or [])
-    backtracks = 0 if answer is None else answer.backtracks
-    return POSTED * entries + backtracks * (SEARCHED * len(unary) + CONSTRAINED * terms)
 
 
 def pieces(graph: Graph, variables: np.ndarray, size: int = WINDOW, roots: list[int] | None = None) -> list[list[int]]:

@@ -79,11 +79,6 @@ class Stop:
         time limits; None without a cap."""
         return None if self.deadline is None else max(self.deadline - time.perf_counter(), 1.0)
 
-    def until(self, at: float | None) -> Stop:
-        """The same meter and cap, ending at `at` ticks (or, if earlier, this stop's)."""
-        ends = [t for t in (at, self.at) if t is not None]
-        return Stop(self.work, min(ends) if ends else None, self.deadline)
-
     def before(self, ticks: float, seconds: float) -> Stop:
         """The stop `ticks` and `seconds` earlier."""
         return Stop(self.work, None if self.at is None else self.at - ticks,
