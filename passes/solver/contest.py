@@ -101,6 +101,9 @@ the last; more starts, each with its best answer so far, relink to better plans.
 SPREAD_SHARE = 0.15
 """Of a time limit, what the repairs of the starts leave to re-solving the best plan's memory
 peaks (`relink.Pool.spread`) and the local search and relinking after it."""
+SCREEN = 0.0
+"""Of the local search's rounds, those a start's repair runs before it joins the pool: none (on
+IOPDDL N a tenth took 9 s a start for 0.005 %; the time went to a third start, 208.1e9 to 205.8e9)."""
 POLISH_GAIN = 1e-4
 """The least relative gain of a pass of re-solving the best plan's peaks and pieces for another."""
 ROWS_FIRST, ROWS_ADDED, ROW_ROUNDS = 64, 64, 30
@@ -263,7 +266,7 @@ def _repair(graph: Graph, dual: Dual, rounds: int, stop: Stop | None, screened: 
     pool = Pool(graph)
     if dual.plan is not None:
         pool.add(dual.plan, relink=False)
-    screen = max(rounds // 10, 1)
+    screen = int(rounds * SCREEN)
     starts: Iterable[tuple[np.ndarray, np.ndarray | None]] = itertools.chain(
         first, [(dual.plan, None)] if dual.plan is not None else [], reversed(dual.starts))
     for k, (choice, prices) in enumerate(starts):

@@ -27,7 +27,7 @@ import numpy as np
 
 from sbpc.passes.solver.local import Graph, Search, soft_tree, whole_tree
 from sbpc.passes.solver.sharding import prefix_sums
-from sbpc.passes.solver.work import ENTRY, LEVEL, NEIGHBOUR, ROW_VARIABLE, VISIT, Stop
+from sbpc.passes.solver.work import ENTRY, LEVEL, NEIGHBOUR, REPRICE, ROW_VARIABLE, SPLIT_EDGE, VISIT, Stop
 
 ITERATIONS = 60
 """Subgradient steps: the relaxation's work limit."""
@@ -312,12 +312,16 @@ def lagrangian(graph: Graph, iterations: int = ITERATIONS, stop: Stop | None = N
                 passing = Messages(unary, graph.near)
             else:
                 passing.reprice(unary)
+                if stop is not None:
+                    stop.charge(REPRICE * n)
             sweeps = FIRST_SWEEPS if step == 0 else MESSAGE_SWEEPS
             passing.sweep(sweeps)
             if stop is not None:  # the sweeps, and the decoding's visits
                 stop.charge(2 * sweeps * (LEVEL * len(passing.levels) + ENTRY * passing.entries)
                             + VISIT * n + NEIGHBOUR * edges)
             low = max(passing.bound(), split_bound(unary, graph.near))
+            if stop is not None:
+                stop.charge(SPLIT_EDGE * edges / 2)
             candidates.append(Search(graph, passing.decode()))
         for trial in candidates:
             trial.penalty = prices

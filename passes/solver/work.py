@@ -34,9 +34,13 @@ choice (IOPDDL K, L, M 17-20 µs; N 4.2 µs a variable, 17 a variable with a cho
 TREE_MOVE = 70.0
 """A variable of a local tree move within the limit (up to three solves, the rows judged each time:
 K, L, M 47-50 µs, N 127 where the trees meet its hubs)."""
-LEVEL, ENTRY = 12.0, 0.0063
+LEVEL, ENTRY = 15.0, 0.008
 """A diffusion pass (forward or back) per level of variables updated at once, and per pair-table
-entry (fitted to N, K, M: 1,095 / 1,602 / 586 levels, 4.4 M / 1.3 M / 2.4 M entries)."""
+entry (fitted to N, K: 1,095 / 1,602 levels, 4.4 M / 1.3 M entries, 51 / 34 ms a pass; M, 586 and
+2.4 M, 35 ms, a quarter more than this)."""
+SPLIT_EDGE, REPRICE = 6.5, 3.5
+"""The pairwise split bound per edge (IOPDDL K, M, N: 5.9-7.5 µs), and a relaxation's repricing of
+its messages per variable (3.4-4.0 µs)."""
 ROW_VARIABLE = 5.0
 """A variable in some row, its rows read once (a plan's row usages, the priced unaries: a loop over
 those variables; IOPDDL N 29 ms for 5,685 of them, K 20 ms for 5,166)."""
