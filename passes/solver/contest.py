@@ -84,16 +84,16 @@ FIRST_SCALE, SCALE_STEP, SCALE_CLOSE, SCALE_SOLVES = 1.0, math.sqrt(10.0), 1.25,
 the first; the factor down while answers fit the rows and up while they overflow; the ratio of the
 least fitting to the greatest overflowing scale at which the search between them stops; the most
 solves."""
-CFN_BACKTRACKS, CFN_WORK = 5_000, 13_000_000
+CFN_BACKTRACKS, CFN_WORK = 5_000, 6_500_000
 """toulbar2's backtracks per priced problem: at most `CFN_BACKTRACKS`, and at most `CFN_WORK` divided
-by the variables (a backtrack's work grows with them): N (24,875 variables) 522, K (5,172) 2,513, M
-(4,375) 2,971, L (734) 5,000. Its answers after the first hundreds of backtracks are within a few tenths
+by the variables (a backtrack's work grows with them): N (24,875 variables) 261, K (5,172) 1,256, M
+(4,375) 1,485, L (734) 5,000. Its answers after the first hundreds of backtracks are within a few tenths
 of a percent of the later ones (N at 10x: 1,000 within 0.15 % of 5,000; at 1x, 523 within 0.001 % of
 1,046), and the time saved buys more starts, each with its answer so far, that relink to better plans:
-halving it (from 26 M) took N from 205.61e9 to 205.33e9 and K from 2.2341e9 to 2.2240e9 (a fourth
-start each); halving it again, N 205.30e9 and K 2.2074e9, but M's starts want thousands (after 1,000
-its answers repaired to 52.4e9 and 56.5e9 at 10x and 100x, after 5,000 to 49.93e9; at 2,971 it is
-near what the clock's `CFN_EACH` allowed it before, 7 ms a backtrack)."""
+from 26 M to 13 M, N 205.61e9 to 205.33e9 and K 2.2341e9 to 2.2240e9 (a fourth start each); to 6.5 M, N
+205.30e9, K 2.2074e9, and M, whose solves had ended at the clock's `CFN_EACH` cap (7 ms a backtrack),
+now ends by its ticks: 49.922e9 for 49.918e9, still below the contest's best team (49.928e9; M's
+answers after 1,000 backtracks repaired to 52.4e9 and 56.5e9 at 10x and 100x in session 16's code)."""
 CFN_SHARE = 0.8
 """Of a time limit, the point after which no further priced problem is started."""
 CFN_EACH = 0.12
