@@ -93,7 +93,7 @@ of a percent of the later ones (N at 10x: 1,000 within 0.15 % of 5,000; at 1x, 5
 from 26 M to 13 M, N 205.61e9 to 205.33e9 and K 2.2341e9 to 2.2240e9 (a fourth start each); to 6.5 M, N
 205.30e9, K 2.2074e9, and M, whose solves had ended at the clock's `CFN_EACH` cap (7 ms a backtrack),
 now ends by its ticks: 49.922e9 for 49.918e9, still below the contest's best team (49.928e9; M's
-answers after 1,000 backtracks repaired to 52.4e9 and 56.5e9 at 10x and 100x in session 16's code)."""
+answers after 1,000 backtracks repaired to 52.4e9 and 56.5e9 at 10x and 100x in an earlier code)."""
 CFN_SHARE = 0.8
 """Of a time limit, the point after which no further priced problem is started."""
 CFN_EACH = 0.12
