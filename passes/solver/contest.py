@@ -104,9 +104,6 @@ the last; more starts, each with its best answer so far, relink to better plans.
 SPREAD_SHARE = 0.15
 """Of a time limit, what the repairs of the starts leave to re-solving the best plan's memory
 peaks (`relink.Pool.spread`) and the local search and relinking after it."""
-SCREEN = 0.0
-"""Of the local search's rounds, those a start's repair runs before it joins the pool: none (on
-IOPDDL N a tenth took 9 s a start for 0.005 %; the time went to a third start, 208.1e9 to 205.8e9)."""
 POLISH_GAIN = 1e-4
 """The least relative gain of a pass of re-solving the best plan's peaks and pieces for another."""
 ROWS_FIRST, ROWS_ADDED, ROW_ROUNDS = 64, 64, 30
@@ -259,8 +256,9 @@ def _left(deadline: float | None) -> float | None:
 def _repair(graph: Graph, dual: Dual, rounds: int, stop: Stop | None, screened: Stop | None,
             first: Iterable[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, float] | None:
     """The local search from each start (`first`, then the relaxation's best plan, and its
-    relaxed answers with their prices, repaired to fit) with a tenth of the rounds, until
-    `screened` is due; after each, the plan found relinked with the best
+    relaxed answers with their prices, repaired to fit and descended, without the rounds: on
+    IOPDDL N a tenth of them took 9 s a start for 0.005 %, and the time buys a third start, 208.1e9
+    to 205.8e9), until `screened` is due; after each, the plan found relinked with the best
     (`relink.Pool`: where they differ, re-solved together); then the variables live at the best
     plan's memory peaks re-solved together (`Pool.spread`) and the best re-solved a piece at a
     time (`Pool.polish`), again while that gains; the local search from the best plan
@@ -269,13 +267,12 @@ def _repair(graph: Graph, dual: Dual, rounds: int, stop: Stop | None, screened: 
     pool = Pool(graph)
     if dual.plan is not None:
         pool.add(dual.plan, relink=False)
-    screen = int(rounds * SCREEN)
     starts: Iterable[tuple[np.ndarray, np.ndarray | None]] = itertools.chain(
         first, [(dual.plan, None)] if dual.plan is not None else [], reversed(dual.starts))
     for k, (choice, prices) in enumerate(starts):
         if k and screened is not None and screened.due():
             break
-        trial = improve(graph, rounds=screen, stop=screened, start=choice, prices=prices)
+        trial = improve(graph, rounds=0, stop=screened, start=choice, prices=prices)
         if trial is not None:
             pool.add(trial[0], relink=screened is None or not screened.due(), stop=screened)
     while pool.plans and not (stop is not None and stop.due()):

@@ -308,20 +308,18 @@ def lagrangian(graph: Graph, iterations: int = ITERATIONS, stop: Stop | None = N
             low = solved[0]
             candidates.append(Search(graph, solved[1]))
         else:
+            repriced = passing is not None
             if passing is None:
                 passing = Messages(unary, graph.near)
             else:
                 passing.reprice(unary)
-                if stop is not None:
-                    stop.charge(REPRICE * n)
             sweeps = FIRST_SWEEPS if step == 0 else MESSAGE_SWEEPS
             passing.sweep(sweeps)
-            if stop is not None:  # the sweeps, and the decoding's visits
-                stop.charge(2 * sweeps * (LEVEL * len(passing.levels) + ENTRY * passing.entries)
-                            + VISIT * n + NEIGHBOUR * edges)
             low = max(passing.bound(), split_bound(unary, graph.near))
-            if stop is not None:
-                stop.charge(SPLIT_EDGE * edges / 2)
+            if stop is not None:  # the repricing, the sweeps, the split bound and the decoding's visits
+                stop.charge(REPRICE * n * repriced
+                            + 2 * sweeps * (LEVEL * len(passing.levels) + ENTRY * passing.entries)
+                            + SPLIT_EDGE * edges / 2 + VISIT * n + NEIGHBOUR * edges)
             candidates.append(Search(graph, passing.decode()))
         for trial in candidates:
             trial.penalty = prices
