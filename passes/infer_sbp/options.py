@@ -6,7 +6,7 @@
   `dialects.units.parse_bytes` (the `budget` property holds the bytes).
 * `time-limit`: rule=global's wall-clock limit, in seconds, on every HiGHS run of the search (and
   on the Lagrangian dual's loop). Absent (the default), the search stops on work limits only
-  (`solver.factor.MIP_MAX_NODES`, `SIMPLEX_ITERATION_LIMIT`, the dual's pricings), so the same
+  (`solver.mip.MIP_MAX_NODES`, `SIMPLEX_ITERATION_LIMIT`, the dual's pricings), so the same
   input gives the same plan on any machine; with it, a plan may depend on the machine's speed.
 """
 

@@ -35,19 +35,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sbpc.passes.solver.factor import (
-    MAX_TABLE,
-    MIP_GAP,
-    MIP_UNIT,
-    FactorProblem,
-    Solution,
-    cover_value,
-    eliminate,
-    min_marginals,
-    quiet_highs,
-    solve_mip,
-)
+from sbpc.passes.solver.factor import MAX_TABLE, MIP_GAP, FactorProblem, Solution, cover_value, eliminate, min_marginals
 from sbpc.passes.solver.knapsack import knapsack
+from sbpc.passes.solver.mip import MIP_UNIT, quiet_highs, solve_mip
 
 
 def program_order(problem: FactorProblem) -> list[int]:

@@ -125,6 +125,18 @@ class Graph:
         cells = self._pair_at + choice[self._a] * self._width + choice[self._b]
         return total + float(self._pairs[cells].sum())
 
+    def placed(self, plan: np.ndarray, window: list[int], choice: np.ndarray,
+               value: float) -> tuple[np.ndarray | None, np.ndarray | None]:
+        """`plan` with the window's variables at `choice`, judged: (that plan, None) where it is
+        cheaper than `value` and fits every row; (None, the rows it overflows) where it is cheaper
+        and does not fit; (None, None) where it is no cheaper."""
+        better = plan.copy()
+        better[window] = choice
+        if self.value(better) >= value:
+            return None, None
+        over = self.rows.of(better) > self.rows.limit * (1 + 1e-12)
+        return (None, over) if over.any() else (better, None)
+
 
 class Search:
     """A plan, its row usages, and the moves."""

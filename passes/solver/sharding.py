@@ -10,7 +10,7 @@ vector share one memory term. The result is a `FactorProblem` with `MemoryRow`s 
 (elimination, HiGHS) and `budget.py` (the column-generation dual) solve as they do for
 `infer-sbp{rule=global}`.
 
-Costs are divided by `factor.MIP_UNIT` so that the MIP sees the contest's integer costs as they are.
+Costs are divided by `mip.MIP_UNIT` so that the MIP sees the contest's integer costs as they are.
 """
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sbpc.passes.solver.factor import MIP_UNIT, FactorProblem, MemoryRow
+from sbpc.passes.solver.factor import FactorProblem, MemoryRow
+from sbpc.passes.solver.mip import MIP_UNIT
 from sbpc.passes.solver.reduce import Reduction
 
 

@@ -1,7 +1,7 @@
 """`solve`: the solver's entry, with or without a memory budget.
 
 It picks among the methods of the package: exact elimination (`factor.eliminate`); HiGHS when
-elimination would build too large a table (`factor.solve_mip`); under a budget the unconstrained
+elimination would build too large a table (`mip.solve_mip`); under a budget the unconstrained
 optimum if it fits, else the Lagrangian dual (`budget.lagrangian`), then reduced-cost fixing and
 HiGHS on what is left (`budget.close_gap`).
 """
@@ -13,7 +13,8 @@ import time
 import numpy as np
 
 from sbpc.passes.solver.budget import close_gap, lagrangian
-from sbpc.passes.solver.factor import MAX_TABLE, FactorProblem, Solution, eliminate, solve_mip
+from sbpc.passes.solver.factor import MAX_TABLE, FactorProblem, Solution, eliminate
+from sbpc.passes.solver.mip import solve_mip
 
 
 def solve(

@@ -13,7 +13,8 @@ from sbpc.passes.infer_sbp.global_search import search as global_search
 from sbpc.passes.infer_sbp.global_search.objective import plan_objective
 from sbpc.passes.infer_sbp.global_search.search import apply_solution, infer_module_global
 from sbpc.passes.solver.anytime import Descent, anytime, pairwise_graph
-from sbpc.passes.solver.factor import CoverForm, FactorProblem, MemoryRow, eliminate, min_budget, solve_mip
+from sbpc.passes.solver.factor import CoverForm, FactorProblem, MemoryRow, eliminate
+from sbpc.passes.solver.mip import min_budget, solve_mip
 from test.unit.test_global_search import SMALL_MESHES, build, close, programs
 
 

@@ -17,7 +17,8 @@ from sbpc.dialects.tensor_type import GlobalTensorType
 from sbpc.passes.cost.compute import DEVICES, device_figures, local_bytes, op_compute_s
 from sbpc.passes.infer_sbp.global_search.problem import argument_domain
 from sbpc.passes.solver.budget import lagrangian
-from sbpc.passes.solver.factor import FactorProblem, MemoryRow, eliminate, min_budget, solve_mip
+from sbpc.passes.solver.factor import FactorProblem, MemoryRow, eliminate
+from sbpc.passes.solver.mip import min_budget, solve_mip
 from sbpc.passes.solver.solve import solve
 
 S0, S1, B, P = split(0), split(1), BROADCAST, partial()

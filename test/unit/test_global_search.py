@@ -20,7 +20,8 @@ from sbpc.passes.infer_sbp.global_search.problem import Builder, GlobalProblem, 
 from sbpc.passes.infer_sbp.global_search.search import apply_solution, infer_module_global
 from sbpc.passes.infer_sbp.infer_pass import InferSbpPass
 from sbpc.passes.infer_sbp.local import functions, infer_module
-from sbpc.passes.solver.factor import FactorProblem, eliminate, min_budget, solve_mip
+from sbpc.passes.solver.factor import FactorProblem, eliminate
+from sbpc.passes.solver.mip import min_budget, solve_mip
 from sbpc.runtime.random_programs import hierarchy_of, random_program, with_free_args
 from sbpc.tools.sbp_run import run_captured
 

@@ -17,7 +17,8 @@ from sbpc.passes.infer_sbp.global_search import shared as global_shared
 from sbpc.passes.infer_sbp.global_search.objective import plan_objective
 from sbpc.passes.infer_sbp.global_search.search import infer_module_global
 from sbpc.passes.solver.budget import lagrangian
-from sbpc.passes.solver.factor import FactorProblem, MemoryRow, eliminate, min_budget, solve_mip
+from sbpc.passes.solver.factor import FactorProblem, MemoryRow, eliminate
+from sbpc.passes.solver.mip import min_budget, solve_mip
 
 T = "!sbp.tensor<64x128xf32, @p"
 W = "!sbp.tensor<128x48xf32, @p, [S(1)]>"

@@ -8,9 +8,10 @@ import numpy as np
 import pytest
 
 from sbpc.passes.solver.contest import _graph, solve_strategy
-from sbpc.passes.solver.factor import MIP_UNIT, FactorProblem, MemoryRow, solve_mip
+from sbpc.passes.solver.factor import FactorProblem, MemoryRow
 from sbpc.passes.solver.lagrange import DROP, HALVE, STALE, STEP, Messages, Steps, lagrangian, split_bound
 from sbpc.passes.solver.local import improve
+from sbpc.passes.solver.mip import MIP_UNIT, solve_mip
 from sbpc.passes.solver.reduce import reduce_problem
 from sbpc.passes.solver.sharding import memory_rows
 from sbpc.passes.solver.strategy import StrategyProblem, evaluate, peak_usage

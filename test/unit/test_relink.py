@@ -31,6 +31,18 @@ def fits(graph: Graph, plan: np.ndarray) -> bool:
     return bool((graph.rows.of(plan) <= graph.rows.limit).all())
 
 
+def best_in_window(graph: Graph, plan: np.ndarray, window: list[int]) -> float:
+    """The least value of a plan that fits among every choice of the window's variables (brute
+    force), the rest held at `plan` (itself among them)."""
+    best = graph.value(plan)
+    for choice in itertools.product(*[range(len(graph.unary[a])) for a in window]):
+        trial = plan.copy()
+        trial[window] = choice
+        if fits(graph, trial):
+            best = min(best, graph.value(trial))
+    return best
+
+
 @pytest.mark.parametrize("seed", range(30))
 def test_cfn_linear_constraint_against_brute_force(seed: int) -> None:
     unary, near = random_pairwise(seed)
@@ -81,12 +93,7 @@ def test_window_against_brute_force(seed: int) -> None:
     rng = np.random.default_rng(seed)
     movable = [a for a in range(len(graph.unary)) if len(graph.unary[a]) > 1]
     window = sorted(rng.choice(movable, size=min(5, len(movable)), replace=False).tolist())
-    best = graph.value(plan)
-    for choice in itertools.product(*[range(len(graph.unary[a])) for a in window]):
-        trial = plan.copy()
-        trial[window] = choice
-        if fits(graph, trial):
-            best = min(best, graph.value(trial))
+    best = best_in_window(graph, plan, window)
     better = solve_window(graph, plan, window)
     if better is None:
         assert best == graph.value(plan)

@@ -36,7 +36,8 @@ from sbpc.passes.infer_sbp.global_search.objective import plan_objective
 from sbpc.passes.infer_sbp.global_search.problem import Builder, GlobalProblem, Pricer
 from sbpc.passes.infer_sbp.global_search.search import apply_solution, infer_module_global
 from sbpc.passes.infer_sbp.local import functions, infer_module
-from sbpc.passes.solver.factor import FactorProblem, eliminate, solve_mip
+from sbpc.passes.solver.factor import FactorProblem, eliminate
+from sbpc.passes.solver.mip import solve_mip
 from sbpc.runtime.random_programs import hierarchy_of, random_program, with_free_args
 
 LOSS = "!sbp.tensor<f32, @mesh>"

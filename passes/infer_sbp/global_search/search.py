@@ -41,7 +41,8 @@ from sbpc.passes.infer_sbp.global_search.problem import Builder, GlobalProblem, 
 from sbpc.passes.infer_sbp.local import check_explicit, functions
 from sbpc.passes.solver.anytime import anytime
 from sbpc.passes.solver.budget import Dual, close_gap, lagrangian
-from sbpc.passes.solver.factor import MIP_GAP, FactorProblem, Solution, eliminate, min_budget
+from sbpc.passes.solver.factor import MIP_GAP, FactorProblem, Solution, eliminate
+from sbpc.passes.solver.mip import min_budget
 from sbpc.passes.solver.solve import solve
 
 
