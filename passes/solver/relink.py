@@ -297,15 +297,16 @@ class Pool:
         for _ in range(SETTLE_ROUNDS):
             if not self.plans or (stop is not None and stop.due()):
                 return
-            before = self.plans[0][0]
-            peak = graph.rows.of(self.plans[0][1]) >= PEAK_FILL * graph.rows.limit
+            before, first = self.plans[0]
+            peak = graph.rows.of(first) >= PEAK_FILL * graph.rows.limit
             live = self.live_at(peak)
             rest = [a for a in graph.movable.tolist() if a not in live]
             if rest:
-                self._solve(self.plans[0][1], [rest], stop)
+                self._solve(first, [rest], stop)
             best = self.plans[0][1]
-            peak = graph.rows.of(best) >= PEAK_FILL * graph.rows.limit
-            live = self.live_at(peak)
+            if best is not first:  # the rest moved: the peak may have too
+                peak = graph.rows.of(best) >= PEAK_FILL * graph.rows.limit
+                live = self.live_at(peak)
             if live and not (stop is not None and stop.due()):
                 window = sorted(graph.around(sorted(live), max(PEAK_MIP_WINDOW, len(live))))
                 better = mip_window(graph, best, window, peak, stop)
