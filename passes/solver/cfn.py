@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 import pytoulbar2
 
-from sbpc.passes.solver.work import CONSTRAINED, POSTED, SEARCHED
+from sbpc.passes.solver.work import CONSTRAINED, CONSTRAINED_ENTRY, POSTED, SEARCHED
 
 BACKTRACKS = 5_000
 """Backtracks per solve: the work limit (IOPDDL M without memory: the proof took 3,356)."""
@@ -138,8 +138,10 @@ def _largest(costs: np.ndarray) -> float:
 
 def cfn_ticks(unary: list[np.ndarray], near: list[list[tuple[int, np.ndarray]]], answer: CfnAnswer | None,
               linear: Sequence[Linear] = ()) -> float:
-    """A toulbar2 solve's work (`work.POSTED`, `SEARCHED`, `CONSTRAINED`) on this problem."""
+    """A toulbar2 solve's work (`work.POSTED`, `SEARCHED`, `CONSTRAINED`, `CONSTRAINED_ENTRY`) on
+    this problem."""
     entries = sum(matrix.size for around in near for _, matrix in around) / 2
     terms = sum(len(row.terms) for row in linear)
     backtracks = 0 if answer is None else answer.backtracks
-    return POSTED * entries + backtracks * (SEARCHED * len(unary) + CONSTRAINED * terms)
+    searched = SEARCHED * len(unary) + (CONSTRAINED * terms + CONSTRAINED_ENTRY * entries if terms else 0.0)
+    return POSTED * entries + backtracks * searched

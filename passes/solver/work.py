@@ -50,6 +50,12 @@ coefficient of the linear rows (IOPDDL N's windows without rows: 0.3 µs an entr
 36 s for 49 M coefficient-backtracks). Its time varies several fold with the costs alone (L's priced
 problems, 734 variables and 2.3 M entries, took 1.7-21 s; M's 5 ms a backtrack): the estimate keeps
 the run deterministic, and the clock caps what it misses."""
+CONSTRAINED_ENTRY = 0.0015
+"""toulbar2 with linear rows: per backtrack and pair-table entry, on top of the above (each
+backtrack's propagation of a knapsack row reaches the pair tables of its variables). IOPDDL N's
+relinking windows of 1,022-1,486 variables, 0.73-1.06 M entries, one or two rows, 5,000 backtracks:
+9.7-23 s, where the terms above charge 3.9-4.8 M ticks (4.6-5.6 s), 1.1-3.4 ns an entry-backtrack
+short."""
 
 MIP_ENTRY, MIP_COEFFICIENT = 8.0, 0.6
 """HiGHS's RENS on a window (`peak.mip_window`: an LP, then a MIP over the choices it leaves open),

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from sbpc.passes.solver import contest
-from sbpc.passes.solver.cfn import solve_cfn
+from sbpc.passes.solver.cfn import CfnAnswer, Linear, cfn_ticks, solve_cfn
 from sbpc.passes.solver.contest import (
     CFN_BACKTRACKS,
     CFN_WORK,
@@ -28,7 +28,7 @@ from sbpc.passes.solver.lagrange import lagrangian
 from sbpc.passes.solver.local import improve
 from sbpc.passes.solver.reduce import reduce_problem
 from sbpc.passes.solver.sharding import memory_rows
-from sbpc.passes.solver.work import Stop
+from sbpc.passes.solver.work import CONSTRAINED, CONSTRAINED_ENTRY, POSTED, SEARCHED, Stop
 from test.unit.test_lagrange import highs_optimum, wide_problem
 
 
@@ -187,3 +187,19 @@ def test_priced_starts_take_the_scales_their_answers_call_for(monkeypatch: pytes
     fitted = {float(p[0]): bool((graph.rows.of(c) <= graph.rows.limit).all()) for c, p in starts}
     assert [float(p[0]) for _, p in starts] == _scales(lambda scale: fitted[scale])
     assert len(set(fitted.values())) == 2  # this problem's answers fit at some scales, not at others
+
+
+def test_a_solve_under_rows_is_charged_per_backtrack_for_its_pair_tables() -> None:
+    """`cfn_ticks`: with a knapsack row, each backtrack also pays `CONSTRAINED_ENTRY` per pair-table
+    entry (its propagation reaches them); without rows, only the entries posted and the variables
+    searched are charged."""
+    unary, near = random_pairwise(3)
+    entries = sum(m.size for around in near for _, m in around) / 2
+    assert entries > 0
+    row = Linear([(0, 0, 1.0), (1, 0, 1.0)], 1.0)
+    searched = CfnAnswer(np.zeros(len(unary), np.int64), 0.0, False, 0.0, backtracks=10)
+    free = cfn_ticks(unary, near, searched)
+    assert free == pytest.approx(POSTED * entries + 10 * SEARCHED * len(unary))
+    bound = cfn_ticks(unary, near, searched, [row])
+    assert bound - free == pytest.approx(10 * (2 * CONSTRAINED + entries * CONSTRAINED_ENTRY))
+    assert cfn_ticks(unary, near, None, [row]) == pytest.approx(POSTED * entries)
