@@ -49,7 +49,7 @@ from sbpc.passes.solver.local import Graph, improve
 from sbpc.passes.solver.neighbourhood import Neighbourhoods
 from sbpc.passes.solver.sharding import Rows
 from sbpc.passes.solver.split import ascend
-from sbpc.passes.solver.work import Stop
+from sbpc.passes.solver.work import Stop, one_blas_thread
 
 ROUNDS = 300
 """Local-search rounds from the best start (a tenth from each other start): the primal's work limit."""
@@ -253,6 +253,7 @@ class Descent:
         return None if trial is None else (trial, change)
 
 
+@one_blas_thread
 def anytime(
     exact: FactorProblem, upper: FactorProblem, lower: FactorProblem, budget: float | None,
     deadline: float | None = None, rounds: int = ROUNDS, shared: list[CoverForm] | None = None,

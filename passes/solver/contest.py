@@ -11,9 +11,11 @@
    HiGHS will not run on the whole problem, toulbar2 (`cfn.solve_cfn`) solves the problem priced
    at multiples of those prices (memory made soft, the contest winner's method) for more starts —
    from which `local.improve` repairs and searches, the plans so found relinked (`relink.Pool`:
-   the variables on which they differ re-solved together under the rows), the best plan's memory
-   peak and the rest of it re-solved apart, each whole (`Pool.settle`: toulbar2 for the rest, which
-   no row binds, HiGHS's RENS for the peak under its rows); then where the reduced problem is small
+   the variables on which they differ re-solved together under the rows), the best plan kicked out of
+   its basin (`kick.kick`: the whole problem re-solved with its peak priced by the LP's shadow
+   prices, repaired, settled apart), its memory peak and the rest of it re-solved apart, each whole
+   (`Pool.settle`: toulbar2 for the rest, which no row binds, HiGHS's RENS for the peak under its
+   rows); then where the reduced problem is small
    enough HiGHS (`mip.solve_mip` over the compressed rows of `sharding.py`) runs from it to
    optimality or its limits; its dual bound is the proof. Where the rows are too many, HiGHS runs
    on a subset grown by the rows its answers violate (`_row_generation`): a relaxation, so its
@@ -42,6 +44,8 @@ import numpy as np
 
 from sbpc.passes.solver.cfn import CfnAnswer, cfn_ticks, solve_cfn
 from sbpc.passes.solver.factor import FactorProblem, eliminate
+from sbpc.passes.solver.kick import SCALES as KICK_SCALES
+from sbpc.passes.solver.kick import kick
 from sbpc.passes.solver.lagrange import Dual, lagrangian, priced_unary, split_bound
 from sbpc.passes.solver.local import Graph, improve
 from sbpc.passes.solver.mip import MIP_UNIT, solve_mip
@@ -49,7 +53,7 @@ from sbpc.passes.solver.reduce import INFINITE, Infeasible, Reduction, reduce_pr
 from sbpc.passes.solver.relink import Pool
 from sbpc.passes.solver.sharding import Rows, factor_problem, memory_rows, with_rows
 from sbpc.passes.solver.strategy import StrategyProblem, evaluate, peak_usage
-from sbpc.passes.solver.work import Stop, Work
+from sbpc.passes.solver.work import Stop, Work, one_blas_thread
 
 MIP_PAIR_ENTRIES = 1_000_000
 """HiGHS runs on the reduced problem when its pair matrices hold at most this many entries (V:
@@ -107,6 +111,10 @@ the last; more starts, each with its best answer so far, relink to better plans.
 SPREAD_SHARE = 0.15
 """Of a time limit, what the repairs of the starts leave to re-solving the best plan's memory
 peaks (`relink.Pool.spread`) and the local search and relinking after it."""
+KICK_SHARE = 0.15
+"""Of a time limit, what the repairs of the starts leave to the first kick (`kick.kick`) before
+`SPREAD_SHARE`: N's takes 23 s from its pool's best (209.93e9 to 201.47e9), and where a kick does
+not gain (M: 29 s), the settling, spreading and polishing of the best plan still have their share."""
 POLISH_GAIN = 1e-4
 """The least relative gain of a pass of re-solving the best plan's peaks and pieces for another."""
 ROWS_FIRST, ROWS_ADDED, ROW_ROUNDS = 64, 64, 30
@@ -257,7 +265,8 @@ def _left(deadline: float | None) -> float | None:
 
 
 def _repair(graph: Graph, dual: Dual, rounds: int, stop: Stop | None, screened: Stop | None,
-            first: Iterable[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, float] | None:
+            first: Iterable[tuple[np.ndarray, np.ndarray]], kicks: bool = False,
+            kicking: Stop | None = None) -> tuple[np.ndarray, float] | None:
     """The local search from each start (`first`, then the relaxation's best plan, and its
     relaxed answers with their prices, repaired to fit and descended, without the rounds: on
     IOPDDL N a tenth of them took 9 s a start for 0.005 %, and the time buys a third start, 208.1e9
@@ -265,27 +274,35 @@ def _repair(graph: Graph, dual: Dual, rounds: int, stop: Stop | None, screened: 
     (`relink.Pool`: where they differ, re-solved together); then the best plan's memory peak and
     the rest of it re-solved apart (`Pool.settle`: on N 208.10e9 to 202.35e9 in 8 s; settling each
     start as it joins the pool instead, 203.98e9), the variables live at its peaks re-solved together
-    (`Pool.spread`) and the best re-solved a piece at a time (`Pool.polish`), again while that
-    gains; the local search from the best plan with all the rounds, and, in the time left, the best
-    relinked with each plan in turn (`Pool.sweep`)."""
+    (`Pool.spread`) and the best re-solved a piece at a time (`Pool.polish`), each pass after a
+    kick (`kick.kick`, where `kicks`: N from the 209.93e9 pool 201.47e9 in 23 s, where settling
+    stalls at 203.71e9), again while that gains (one that does not: the next of `kick.SCALES`,
+    a pass only after a kick that gains); the local search from the best plan with all the
+    rounds, and, in the time left, the best relinked with each plan in turn (`Pool.sweep`)."""
     pool = Pool(graph)
     if dual.plan is not None:
         pool.add(dual.plan, relink=False)
     starts: Iterable[tuple[np.ndarray, np.ndarray | None]] = itertools.chain(
         first, [(dual.plan, None)] if dual.plan is not None else [], reversed(dual.starts))
-    for k, (choice, prices) in enumerate(starts):
-        if k and screened is not None and screened.due():
-            break
+    for choice, prices in starts:
         trial = improve(graph, rounds=0, stop=screened, start=choice, prices=prices)
         if trial is not None:
             pool.add(trial[0], relink=screened is None or not screened.due(), stop=screened)
+        if screened is not None and screened.due():  # before the next start is solved
+            break
+    scales, passes = list(KICK_SCALES) if kicks else [], 0
     while pool.plans and not (stop is not None and stop.due()):
         before = pool.plans[0][0]
-        pool.settle(stop)
-        pool.spread(stop)
-        pool.polish(stop)
+        kicked = bool(scales) and kick(pool, scales[0], cfn_backtracks(len(graph.unary)), kicking or stop)
+        if kicked or not scales or not passes:  # a plan not yet passed over
+            pool.settle(stop)
+            pool.spread(stop)
+            pool.polish(stop)
+            passes += 1
         if not pool.plans[0][0] < before * (1 - POLISH_GAIN):
-            break
+            if len(scales) < 2:
+                break
+            scales.pop(0)
     found = pool.best()
     if found is None or (stop is not None and stop.due()):
         return found
@@ -314,6 +331,7 @@ def _ceil(bound: float) -> float:
     return float(math.ceil(bound - 1e-9 * max(abs(bound), 1.0)))
 
 
+@one_blas_thread
 def solve_strategy(problem: StrategyProblem, time_limit: float | None = None, rounds: int = ROUNDS) -> Outcome:
     """The best plan found and a proved lower bound (module docstring)."""
     started = time.perf_counter()
@@ -365,10 +383,12 @@ def solve_strategy(problem: StrategyProblem, time_limit: float | None = None, ro
         bound = max(bound, dual.bound)
         if not small:
             first = PricedStarts(graph, dual.prices, stop(CFN_SHARE), None if span is None else CFN_EACH * span)
-        screened = primal_end
+        screened = kicking = primal_end
         if primal_end is not None and span is not None and not small:  # small: HiGHS follows
-            screened = primal_end.before(SPREAD_SHARE * TICKS_PER_SECOND * span, SPREAD_SHARE * span)
-        found = _repair(graph, dual, rounds, primal_end, screened, first if first is not None else [])
+            kicking = primal_end.before(SPREAD_SHARE * TICKS_PER_SECOND * span, SPREAD_SHARE * span)
+            screened = kicking.before(KICK_SHARE * TICKS_PER_SECOND * span, KICK_SHARE * span)
+        found = _repair(graph, dual, rounds, primal_end, screened, first if first is not None else [], not small,
+                        kicking)
         bound = max(bound, -math.inf if first is None else first.bound)
     method = "lagrangian+toulbar2+local search" if first is not None and first.count else "lagrangian+local search"
     plan = None if found is None else found[0]

@@ -85,12 +85,14 @@ def mip_ticks(problem: FactorProblem) -> float:
 
 
 def mip_window(graph: Graph, plan: np.ndarray, window: list[int], chosen: np.ndarray,
-               stop: Stop | None = None) -> np.ndarray | None:
+               stop: Stop | None = None, value: float | None = None) -> np.ndarray | None:
     """`plan` with the window's choices re-solved by HiGHS (RENS) under the `chosen` rows (a mask),
-    and the rows its answers overflow, if that is cheaper and fits every row; else None (also where
-    the window's problem is larger than `MAX_ENTRIES` or `MAX_COEFFICIENTS`)."""
+    and the rows its answers overflow, if that is cheaper than `value` (by default the plan's; a
+    plan that overflows is repaired with `math.inf`) and fits every row; else None (also where the
+    window's problem is larger than `MAX_ENTRIES` or `MAX_COEFFICIENTS`)."""
     rows = graph.rows
-    used, value = rows.of(plan), graph.value(plan)
+    used = rows.of(plan)
+    value = graph.value(plan) if value is None else value
     chosen = chosen.copy()
     if stop is not None:  # the window's terms gathered, the plan's rows and value read
         gathered = sum(VISIT + NEIGHBOUR * len(graph.near[a]) for a in window)

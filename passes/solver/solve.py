@@ -15,8 +15,10 @@ import numpy as np
 from sbpc.passes.solver.budget import close_gap, lagrangian
 from sbpc.passes.solver.factor import MAX_TABLE, FactorProblem, Solution, eliminate
 from sbpc.passes.solver.mip import solve_mip
+from sbpc.passes.solver.work import one_blas_thread
 
 
+@one_blas_thread
 def solve(
     problem: FactorProblem, budget: float | None = None, max_table: int = MAX_TABLE,
     time_limit: float | None = None,

@@ -19,7 +19,11 @@ a toulbar2 solve per pair-table entry posted and per backtrack and variable or r
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import ParamSpec, TypeVar
+
+from threadpoolctl import threadpool_limits
 
 VISIT, NEIGHBOUR = 2.6, 0.65
 """A descent's visit of a variable (or a decoding's), and each neighbour read for its local cost
@@ -103,3 +107,16 @@ class Stop:
     def clock(deadline: float | None) -> Stop | None:
         """A stop by the wall clock alone (the callers whose loops have their own work limits)."""
         return None if deadline is None else Stop(Work(), None, deadline)
+
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def one_blas_thread(solve: Callable[P, R]) -> Callable[P, R]:
+    """`solve` run with numpy's BLAS on one thread (threadpoolctl): a dot product over more than a
+    few thousand entries (the relaxation's prices times the rows' slack) is split among BLAS's
+    threads, which changes its rounding, so the relaxation's path, and the plan, would depend on the
+    machine's cores (IOPDDL K: bound 2,009,965,834 and 2.204e9-2.207e9 on one thread; 1,998,515,082
+    and 2.342e9 on two). The other solvers (HiGHS, toulbar2) run on one thread already."""
+    return threadpool_limits.wrap(limits=1, user_api="blas")(solve)
