@@ -37,12 +37,13 @@ SCALES = (50.0, 100.0, 20.0)
 """The multiples of the peak's LP prices a kick tries, in turn (measured on N: module docstring)."""
 
 
-def peak_prices(graph: Graph, plan: np.ndarray, live: list[int], peak: np.ndarray,
+def peak_prices(graph: Graph, plan: np.ndarray, live: list[int], peak: np.ndarray, used: np.ndarray,
                 stop: Stop | None = None) -> list[np.ndarray] | None:
     """Per variable of `live` (those live at the `peak` rows, a mask), what each of its choices'
-    usage there costs at the LP relaxation's optimum of the window, the rest held at `plan` (in the
-    graph's cost unit); None where the window is too large for HiGHS or its LP did not solve."""
-    problem = window_problem(graph, plan, live, peak, graph.rows.of(plan))
+    usage there costs at the LP relaxation's optimum of the window, the rest held at `plan` (`used`:
+    its row usages; in the graph's cost unit); None where the window is too large for HiGHS or its
+    LP did not solve."""
+    problem = window_problem(graph, plan, live, peak, used)
     if problem is None:
         return None
     prices = memory_prices(problem, graph.rows.limit, None if stop is None else stop.seconds())
@@ -74,9 +75,10 @@ def kick(pool: Pool, scale: float, backtracks: int, stop: Stop | None = None) ->
         return False
     graph = pool.graph
     value, best = pool.plans[0]
-    peak = graph.rows.of(best) >= PEAK_FILL * graph.rows.limit
+    used = graph.rows.of(best)
+    peak = used >= PEAK_FILL * graph.rows.limit
     live = sorted(pool.live_at(peak))
-    prices = peak_prices(graph, best, live, peak, stop) if live else None
+    prices = peak_prices(graph, best, live, peak, used, stop) if live else None
     if prices is None or (stop is not None and stop.due()):
         return False
     unary = list(graph.unary)

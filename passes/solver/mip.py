@@ -253,6 +253,19 @@ def _memory_rows(model: _Model, problem: FactorProblem, starts: list[int], budge
             model.row(-np.inf, (budget - row.constant) / scale, index, value)
 
 
+def _built(problem: FactorProblem, budget: float | None) -> tuple[_Model, list[int], int]:
+    """The problem as a model (with its memory rows under `budget`, if given): the model, each
+    variable's first one-hot column, and the index of the first memory row."""
+    model = _Model()
+    starts = _one_hots(model, problem, with_costs=True)
+    _pair_rows(model, problem, starts)
+    _factor_rows(model, problem, starts)
+    first = len(model.rows)
+    if budget is not None:
+        _memory_rows(model, problem, starts, budget, None)
+    return model, starts, first
+
+
 def _decode(problem: FactorProblem, starts: list[int], solution: list[float]) -> list[int]:
     return [int(np.argmax(solution[s : s + len(t)])) for s, t in zip(starts, problem.unary, strict=True)]
 
@@ -266,12 +279,7 @@ def solve_mip(
     None if infeasible. `rens`: only over the choices the LP relaxation leaves above zero (and the
     start's), a heuristic (RENS, Berthold): its plan need not be the optimum, its bound is the LP's."""
     started = time.perf_counter()
-    model = _Model()
-    starts = _one_hots(model, problem, with_costs=True)
-    _pair_rows(model, problem, starts)
-    _factor_rows(model, problem, starts)
-    if budget is not None:
-        _memory_rows(model, problem, starts, budget, None)
+    model, starts, _ = _built(problem, budget)
     hint = None
     if start is not None:
         hint = {starts[v] + c: float(c == start[v]) for v, t in enumerate(problem.unary) for c in range(len(t))}
@@ -300,12 +308,7 @@ def memory_prices(problem: FactorProblem, budget: float, time_limit: float | Non
     problem's cost unit): per variable and choice, the sum over the memory rows of the row's shadow
     price times the choice's usage there. None where the LP did not solve to optimality. Where the
     memory binds, the rows that bind in the LP price the choices that fill them; the rest are free."""
-    model = _Model()
-    starts = _one_hots(model, problem, with_costs=True)
-    _pair_rows(model, problem, starts)
-    _factor_rows(model, problem, starts)
-    first = len(model.rows)
-    _memory_rows(model, problem, starts, budget, None)
+    model, starts, first = _built(problem, budget)
     model.integer = []
     h = model.highs(time_limit, presolve=False)
     h.run()

@@ -64,7 +64,7 @@ def test_peak_prices_price_only_the_peak_rows(seed: int) -> None:
     live = sorted(pool.live_at(peak))
     if not live:
         pytest.skip("no row near the limit")
-    prices = peak_prices(graph, best, live, peak)
+    prices = peak_prices(graph, best, live, peak, graph.rows.of(best))
     assert prices is not None and len(prices) == len(live)
     for a, price in zip(live, prices, strict=True):
         assert len(price) == len(graph.unary[a]) and (price >= -1e-6 * max(1.0, price.max())).all()
